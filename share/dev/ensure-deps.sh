@@ -1,0 +1,48 @@
+#!/bin/sh
+# Makes sure the libraries sagebuild builds against are installed. As root on a Debian-like
+# machine it installs what is missing; otherwise it prints the exact command and fails.
+#   ensure-deps.sh          what `make` needs
+#   ensure-deps.sh --test   also what `make test` needs (cmocka, cmake, ninja, python3, xz)
+set -u
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+missing=""
+need() { missing="$missing $1"; }
+
+command -v pkg-config >/dev/null 2>&1 || need pkg-config
+command -v cc >/dev/null 2>&1 || need gcc
+command -v make >/dev/null 2>&1 || need make
+for pair in libcurl:libcurl4-openssl-dev libarchive:libarchive-dev libcjson:libcjson-dev \
+    openssl:libssl-dev; do
+    mod=${pair%%:*}
+    pkg=${pair#*:}
+    pkg-config --exists "$mod" 2>/dev/null || need "$pkg"
+done
+if [ $want_test = 1 ]; then
+    pkg-config --exists cmocka 2>/dev/null || need libcmocka-dev
+    command -v cmake >/dev/null 2>&1 || need cmake
+    command -v ninja >/dev/null 2>&1 || need ninja-build
+    command -v python3 >/dev/null 2>&1 || need python3
+    command -v xz >/dev/null 2>&1 || need xz-utils
+    command -v unzip >/dev/null 2>&1 || need unzip
+fi
+
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y$missing"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "sagebuild: installing build dependencies:$missing" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null 2>&1 ||
+        { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null; } ||
+        { echo "sagebuild: '$line' failed; run it by hand to see why." >&2; exit 1; }
+    exit 0
+fi
+echo "sagebuild: missing build dependencies:$missing" >&2
+if command -v apt-get >/dev/null 2>&1; then
+    echo "  install them with:  sudo $line" >&2
+else
+    echo "  install the development packages for: libcurl, libarchive, cJSON, OpenSSL, cmocka" >&2
+fi
+exit 1

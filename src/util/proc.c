@@ -1,0 +1,274 @@
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void apply_env(const char *const *env_set)
+{
+    for (; env_set && *env_set; env_set++) {
+        const char *eq = strchr(*env_set, '=');
+        if (!eq) {
+            unsetenv(*env_set);
+            continue;
+        }
+        char name[256];
+        size_t n = (size_t)(eq - *env_set);
+        if (n >= sizeof name)
+            continue;
+        memcpy(name, *env_set, n);
+        name[n] = '\0';
+        setenv(name, eq + 1, 1);
+    }
+}
+
+struct capture {
+    int fd;
+    struct strbuf buf;
+    size_t limit;
+};
+
+static void drain(struct capture *c)
+{
+    char chunk[8192];
+    ssize_t n = read(c->fd, chunk, sizeof chunk);
+    if (n > 0) {
+        size_t room = c->buf.len < c->limit ? c->limit - c->buf.len : 0;
+        sb_add(&c->buf, chunk, (size_t)n < room ? (size_t)n : room);
+        return;
+    }
+    if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
+/* The shared parent side: read both pipes until EOF or the deadline, then reap the child
+ * (killing its whole process group on timeout so grandchildren such as cicc die too). */
+static void supervise(pid_t pid, struct capture *cap, int ncap, const struct proc_opts *o,
+                      struct proc_result *res, long start)
+{
+    int timeout = o && o->timeout_ms > 0 ? o->timeout_ms : PROC_DEFAULT_TIMEOUT_MS;
+    long deadline = start + timeout;
+    int status = 0;
+    int reaped = 0;
+
+    for (;;) {
+        struct pollfd pfd[2];
+        int n = 0;
+        for (int i = 0; i < ncap; i++)
+            if (cap[i].fd >= 0) {
+                pfd[n].fd = cap[i].fd;
+                pfd[n].events = POLLIN;
+                n++;
+            }
+        long left = deadline - now_ms();
+        if (left <= 0) {
+            res->timed_out = 1;
+            break;
+        }
+        if (n == 0) {
+            /* Pipes closed (or never captured): wait for the exit, still bounded. */
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                reaped = 1;
+                break;
+            }
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        int r = poll(pfd, (nfds_t)n, (int)(left > 200 ? 200 : left));
+        if (r < 0 && errno != EINTR)
+            break;
+        for (int i = 0, k = 0; i < ncap; i++) {
+            if (cap[i].fd < 0)
+                continue;
+            if (r > 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                drain(&cap[i]);
+            k++;
+        }
+    }
+    if (!reaped) {
+        if (res->timed_out) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    for (int i = 0; i < ncap; i++)
+        if (cap[i].fd >= 0)
+            close(cap[i].fd);
+    if (WIFEXITED(status)) {
+        res->exited = !res->timed_out;
+        res->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        res->signaled = 1;
+        res->term_signal = WTERMSIG(status);
+    }
+    res->elapsed_ms = now_ms() - start;
+}
+
+static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const struct proc_opts *o,
+                 struct proc_result *res)
+{
+    memset(res, 0, sizeof *res);
+    int inherit = o && o->inherit_stdio;
+    int merge = o && o->merge_stderr;
+    size_t limit = o && o->max_output ? o->max_output : PROC_DEFAULT_MAX_OUTPUT;
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, execp[2] = {-1, -1};
+    long start = now_ms();
+
+    if (!inherit && (pipe(outp) < 0 || (!merge && pipe(errp) < 0)))
+        goto fail;
+    if (pipe(execp) < 0)
+        goto fail;
+    fcntl(execp[1], F_SETFD, FD_CLOEXEC);
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        goto fail;
+    if (pid == 0) {
+        setpgid(0, 0);
+        close(execp[0]);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            close(devnull);
+        }
+        if (!inherit) {
+            dup2(outp[1], 1);
+            dup2(merge ? outp[1] : errp[1], 2);
+            close(outp[0]);
+            close(outp[1]);
+            if (!merge) {
+                close(errp[0]);
+                close(errp[1]);
+            }
+        }
+        if (o && o->cwd && chdir(o->cwd) < 0) {
+            int e = errno;
+            if (write(execp[1], &e, sizeof e) < 0) {
+            }
+            _exit(127);
+        }
+        if (o)
+            apply_env(o->env_set);
+        if (fn) {
+            close(execp[1]);
+            /* A crash in the probe must kill the child plainly, whatever handlers the parent
+             * (a test harness, a sanitizer) installed, so the parent sees the signal. */
+            const int crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE};
+            for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+                signal(crash_signals[i], SIG_DFL);
+            _exit(fn(arg, 1) & 0xff);
+        }
+        execvp(argv[0], (char *const *)argv);
+        int e = errno;
+        if (write(execp[1], &e, sizeof e) < 0) {
+        }
+        _exit(127);
+    }
+    close(execp[1]);
+    execp[1] = -1;
+    int child_errno = 0;
+    ssize_t got;
+    while ((got = read(execp[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
+        ;
+    close(execp[0]);
+    execp[0] = -1;
+
+    struct capture cap[2];
+    int ncap = 0;
+    if (!inherit) {
+        close(outp[1]);
+        cap[ncap].fd = outp[0];
+        cap[ncap].buf = (struct strbuf)STRBUF_INIT;
+        cap[ncap].limit = limit;
+        ncap++;
+        if (!merge) {
+            close(errp[1]);
+            cap[ncap].fd = errp[0];
+            cap[ncap].buf = (struct strbuf)STRBUF_INIT;
+            cap[ncap].limit = limit;
+            ncap++;
+        }
+    }
+    supervise(pid, cap, ncap, o, res, start);
+    if (got == (ssize_t)sizeof child_errno) {
+        res->started = 0;
+        res->spawn_errno = child_errno;
+        res->exited = 0;
+    } else {
+        res->started = 1;
+    }
+    res->out = ncap > 0 ? sb_detach(&cap[0].buf) : xstrdup("");
+    res->out_len = strlen(res->out);
+    res->err = ncap > 1 ? sb_detach(&cap[1].buf) : xstrdup("");
+    res->err_len = strlen(res->err);
+    return res->started && res->exited && res->exit_code == 0 ? 0 : -1;
+
+fail:
+    res->spawn_errno = errno;
+    for (int i = 0; i < 2; i++) {
+        if (outp[i] >= 0)
+            close(outp[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+        if (execp[i] >= 0)
+            close(execp[i]);
+    }
+    res->out = xstrdup("");
+    res->err = xstrdup("");
+    return -1;
+}
+
+int proc_run(const char *const argv[], const struct proc_opts *opts, struct proc_result *res)
+{
+    return spawn(argv, NULL, NULL, opts, res);
+}
+
+int proc_run_fn(proc_child_fn fn, void *arg, const struct proc_opts *opts, struct proc_result *res)
+{
+    return spawn(NULL, fn, arg, opts, res);
+}
+
+void proc_result_free(struct proc_result *res)
+{
+    free(res->out);
+    free(res->err);
+    res->out = res->err = NULL;
+}
+
+const char *proc_describe(const struct proc_result *res, char *buf, size_t len)
+{
+    if (!res->started)
+        snprintf(buf, len, "could not run: %s", strerror(res->spawn_errno));
+    else if (res->timed_out)
+        snprintf(buf, len, "timed out after %.1f s and was killed", res->elapsed_ms / 1000.0);
+    else if (res->signaled)
+        snprintf(buf, len, "killed by signal %d (%s)", res->term_signal,
+                 strsignal(res->term_signal));
+    else
+        snprintf(buf, len, "exited with status %d", res->exit_code);
+    return buf;
+}

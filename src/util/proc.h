@@ -1,0 +1,50 @@
+/* Running other programs (and risky in-process probes) in a child with a hard timeout.
+ * Every probe of the outside world goes through here, so a hanging nvcc, python or libcuda
+ * is cut off and reported instead of hanging sagebuild. */
+#ifndef SB_PROC_H
+#define SB_PROC_H
+
+#include <stddef.h>
+
+struct proc_opts {
+    int timeout_ms;              /* <= 0 means the default, PROC_DEFAULT_TIMEOUT_MS */
+    size_t max_output;           /* bytes kept per stream; the rest is read and dropped */
+    const char *cwd;             /* NULL: inherit */
+    const char *const *env_set;  /* NULL-terminated "NAME=value" / "NAME" (unset) list */
+    int merge_stderr;            /* stderr goes into out */
+    int inherit_stdio;           /* child writes straight to our terminal; out/err stay empty */
+};
+
+#define PROC_DEFAULT_TIMEOUT_MS 10000
+#define PROC_DEFAULT_MAX_OUTPUT (1u << 20)
+
+struct proc_result {
+    int started;      /* 0: fork or exec failed; see spawn_errno */
+    int spawn_errno;
+    int exited;       /* exited normally, exit_code valid */
+    int exit_code;
+    int signaled;     /* killed by term_signal (also after a timeout) */
+    int term_signal;
+    int timed_out;
+    char *out;        /* NUL-terminated, never NULL after proc_run */
+    size_t out_len;
+    char *err;
+    size_t err_len;
+    long elapsed_ms;
+};
+
+/* Runs argv[0] (searched in PATH when it has no '/'). Returns 0 when the child ran and exited
+ * with status 0, -1 otherwise; res always describes what happened and must be freed. */
+int proc_run(const char *const argv[], const struct proc_opts *opts, struct proc_result *res);
+
+/* Runs fn(arg, fd) in a forked child; whatever fn writes to fd lands in res->out. The child
+ * exits with fn's return value. Used for dlopen() probes that may crash or hang. */
+typedef int (*proc_child_fn)(void *arg, int out_fd);
+int proc_run_fn(proc_child_fn fn, void *arg, const struct proc_opts *opts, struct proc_result *res);
+
+void proc_result_free(struct proc_result *res);
+
+/* One line for humans: "exited with 3", "killed by signal 11", "timed out after 5 s", ... */
+const char *proc_describe(const struct proc_result *res, char *buf, size_t len);
+
+#endif
