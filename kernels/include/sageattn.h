@@ -1,0 +1,102 @@
+/* libsageattn: SageAttention-style quantized attention (INT8 Q·Kᵀ, FP16 or FP8 P·V) behind a
+ * plain C ABI. The library never touches the network or the file system, keeps no global
+ * mutable state, and may be called from several host threads and streams at once.
+ *
+ * Shapes: Q is [batch][num_q_heads][q_len][head_dim], K and V are
+ * [batch][num_kv_heads][kv_len][head_dim], O like Q — but only logically: every tensor is given
+ * by a base pointer and three element strides (batch, head, token), so HND ([B,H,L,D]), NHD
+ * ([B,L,H,D]) and other views work without copies. The last dimension must be contiguous.
+ *
+ * Causal masking with q_len != kv_len is aligned to the bottom-right corner (as FlashAttention
+ * does): query i sees keys j <= i + (kv_len - q_len). */
+#ifndef SAGEATTN_H
+#define SAGEATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SAGEATTN_ABI_VERSION 1
+
+typedef enum sageattn_status {
+    SAGEATTN_OK = 0,
+    SAGEATTN_ERR_NULL_POINTER = 1,      /* a required pointer is NULL */
+    SAGEATTN_ERR_MISALIGNED = 2,        /* a pointer or stride breaks 16-byte row alignment */
+    SAGEATTN_ERR_BAD_SHAPE = 3,         /* a size is <= 0, or heads do not divide for GQA */
+    SAGEATTN_ERR_BAD_STRIDE = 4,        /* a stride is negative or rows overlap */
+    SAGEATTN_ERR_UNSUPPORTED_HEAD_DIM = 5, /* head_dim outside 1..128 */
+    SAGEATTN_ERR_UNSUPPORTED_DTYPE = 6,
+    SAGEATTN_ERR_UNSUPPORTED_MODE = 7,  /* e.g. int8-fp8 on a GPU without FP8 tensor cores */
+    SAGEATTN_ERR_NO_CODE_FOR_GPU = 8,   /* the library was not built for this GPU's arch */
+    SAGEATTN_ERR_WORKSPACE_TOO_SMALL = 9,
+    SAGEATTN_ERR_CUDA = 10,             /* a CUDA call failed; the message names it */
+    SAGEATTN_ERR_ABI = 11,              /* struct_size does not match this library */
+} sageattn_status;
+
+typedef enum sageattn_mode {
+    SAGEATTN_MODE_AUTO = 0,      /* the best mode for the GPU (see sageattn_resolve_mode) */
+    SAGEATTN_MODE_INT8_FP16 = 1, /* INT8 Q·Kᵀ, FP16 P·V, FP32 accumulation: the accurate one */
+    SAGEATTN_MODE_INT8_FP8 = 2,  /* INT8 Q·Kᵀ, FP8 P·V, two-level accumulation: sm_89+ */
+    SAGEATTN_MODE_FP16 = 3,      /* no quantization (FlashAttention-2 style): baseline, fallback */
+} sageattn_mode;
+
+typedef enum sageattn_dtype {
+    SAGEATTN_DTYPE_FP16 = 0,
+    SAGEATTN_DTYPE_BF16 = 1,
+} sageattn_dtype;
+
+typedef struct sageattn_params {
+    uint32_t struct_size; /* sizeof(sageattn_params): lets the ABI grow */
+    int batch;
+    int num_q_heads;
+    int num_kv_heads; /* divides num_q_heads (GQA/MQA) */
+    int q_len;
+    int kv_len;
+    int head_dim; /* 1..128; 64 and 128 run natively, others are zero-padded */
+    sageattn_dtype dtype; /* of Q, K, V and O alike */
+    const void *q;
+    const void *k;
+    const void *v;
+    void *o;
+    int64_t q_stride[3]; /* element strides for batch, head, token */
+    int64_t k_stride[3];
+    int64_t v_stride[3];
+    int64_t o_stride[3];
+    float *lse;      /* optional, [batch][num_q_heads][q_len] natural-log sum-exp, contiguous */
+    float sm_scale;  /* 0 means 1/sqrt(head_dim) */
+    int causal;
+    sageattn_mode mode;
+} sageattn_params;
+
+/* Fills p with zeros, struct_size, and HND-contiguous strides for the given shape. */
+void sageattn_params_init(sageattn_params *p, int batch, int num_q_heads, int num_kv_heads,
+                          int q_len, int kv_len, int head_dim);
+
+/* Workspace (device memory) that sageattn_run needs for p on `device`. */
+sageattn_status sageattn_workspace_size(const sageattn_params *p, int device, size_t *bytes);
+
+/* Runs attention on `stream` (a cudaStream_t; NULL is the legacy default stream) on the current
+ * device. Validates every argument before launching anything. Asynchronous like a kernel launch. */
+sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t workspace_bytes,
+                             void *stream);
+
+/* The mode AUTO picks on `device`, or the mode itself when given one the device supports.
+ * Returns SAGEATTN_OK or why the mode cannot run there. */
+sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sageattn_mode *out);
+
+const char *sageattn_status_string(sageattn_status s);
+const char *sageattn_mode_name(sageattn_mode m); /* "auto" "int8-fp16" "int8-fp8" "fp16" */
+/* A detailed message about the last failure on this host thread ("" if none). */
+const char *sageattn_last_error(void);
+/* The SASS archs compiled into this library, e.g. "sm_90,sm_120a". */
+const char *sageattn_built_archs(void);
+int sageattn_abi_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
