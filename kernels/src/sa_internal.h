@@ -1,5 +1,8 @@
 /* The boundary between the public API (api.cu: validation, mode choice, messages) and the
- * kernels (attn/: quantization and attention launches). Everything here is already validated. */
+ * kernels (attn/: quantization and attention launches). Everything here is already validated.
+ *
+ * The quantization constants below define the numerics of the quantized modes; the C reference
+ * (kernels/ref) mirrors them. kernels/ALGORITHM.md explains each one. */
 #ifndef SA_INTERNAL_H
 #define SA_INTERNAL_H
 
@@ -8,6 +11,49 @@
 #include <stdint.h>
 
 #include "sageattn.h"
+
+/* ---- Quantization granularity (int8-fp16 and int8-fp8) ----
+ * Q: one scale per token (row of head_dim values), scale = absmax(row) / SA_INT8_MAX, and the
+ *    scale stored for the kernel is multiplied by sm_scale * SA_LOG2E (softmax runs in base 2).
+ * K: the mean over the kv sequence (per batch, kv head, channel) is subtracted first (in fp32,
+ *    from the fp16/bf16 input), then one scale per token like Q.
+ * int8 value = round-to-nearest-even(x * (SA_INT8_MAX / absmax)), clamped to +-SA_INT8_MAX;
+ *    a row whose absmax is 0 gets scale 0 and all-zero int8 values. */
+#define SA_Q_QUANT_ROWS 1
+#define SA_K_QUANT_ROWS 1
+#define SA_INT8_MAX 127.0f
+#define SA_LOG2E 1.4426950408889634f
+#define SA_LN2 0.6931471805599453f
+
+/* ---- FP8 P·V (int8-fp8) ----
+ * P = exp2(s - rowmax) in [0, 1] is multiplied by SA_FP8_P_SCALE and rounded to E4M3 (RN,
+ * saturating). V gets one scale per (batch, kv head, channel) over the whole kv sequence:
+ * v_scale = absmax(V[:, c]) / SA_FP8_V_SCALE_MAX (0 -> 1), V_e4m3 = RN_sat(V / v_scale).
+ * The output is O = (sum_j P_e4m3 V_e4m3) * v_scale / (SA_FP8_P_SCALE * rowsum), where rowsum is
+ * the fp32 sum of the unrounded P. Each 64-key tile's P·V goes into a fresh fp32 accumulator
+ * that is then added into the true fp32 output (two-level accumulation). */
+#define SA_FP8_P_SCALE 448.0f
+#define SA_FP8_V_SCALE_MAX 448.0f
+
+/* ---- Tiles (shared by every mode) ---- */
+#define SA_CTA_Q 128  /* query rows per thread block */
+#define SA_CTA_K 64   /* keys per main-loop step */
+#define SA_WARP_Q 32  /* query rows per warp: 4 warps per block */
+#define SA_THREADS 128
+
+/* Head dims compiled in. The build may drop one with -DSA_WITH_D64=0 or -DSA_WITH_D128=0; a
+ * problem whose padded head dim was dropped runs padded to the other (64 -> 128). */
+#ifndef SA_WITH_D64
+#define SA_WITH_D64 1
+#endif
+#ifndef SA_WITH_D128
+#define SA_WITH_D128 1
+#endif
+
+/* What sageattn_built_archs() reports; the build passes -DSA_BUILT_ARCHS="sm_90,sm_120a". */
+#ifndef SA_BUILT_ARCHS
+#define SA_BUILT_ARCHS "unknown"
+#endif
 
 struct sa_problem {
     int batch, hq, hkv, lq, lkv;
@@ -29,5 +75,7 @@ struct sa_problem {
 size_t sa_workspace_bytes(const struct sa_problem *p);
 /* Launches the whole pipeline (quantize, attend, epilogue) on stream. */
 cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t stream);
+/* cudaSuccess when the library holds code for the current device (all kernels it would run). */
+cudaError_t sa_check_code_for_device(void);
 
 #endif
