@@ -1,0 +1,2 @@
+__version__ = "2.3.0+cpu"
+cuda = None

@@ -1,0 +1,5 @@
+from typing import Optional
+__version__ = '2.11.0+cu130'
+cuda: Optional[str] = '13.0'
+git_version = 'abc'
+hip: Optional[str] = None
