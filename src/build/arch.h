@@ -1,0 +1,62 @@
+/* The archs the bundled kernels are built for, and turning `--arch` into a list of them.
+ * Pure functions over data: the GPUs present and the nvcc's version come in as arguments. */
+#ifndef SB_BUILD_ARCH_H
+#define SB_BUILD_ARCH_H
+
+#include "probe/arch.h"
+#include "util/version.h"
+
+#include <stddef.h>
+
+/* One row of the kernels' arch table (kernel-contracts.md, SAGEATTN_ARCHS). */
+struct kernel_arch {
+    const char *name;        /* "sm_120a": what SAGEATTN_ARCHS takes */
+    struct gpu_arch arch;    /* parsed form */
+    int in_all;              /* part of `--arch all` */
+    const char *kernel_gate; /* an nvcc floor the kernels add on top of nvcc's own, or NULL */
+    const char *why_gate;    /* one phrase saying why */
+};
+
+int build_arch_count(void);
+const struct kernel_arch *build_arch_at(int i);
+
+#define BUILD_MAX_ARCHS 16
+
+/* A set of rows of the table, kept in table order so equal requests give equal lists. */
+struct arch_list {
+    int n;
+    int idx[BUILD_MAX_ARCHS];
+};
+
+/* A GPU as the probe saw it: what `native` maps from. */
+struct gpu_cc {
+    int major;
+    int minor;
+};
+
+/* The row for a user's spelling: exact name, or the one variant the table has for that base
+ * ("sm_120" → sm_120a, "12.0" → sm_120a, "sm_90" stays sm_90). -1 when the kernels have none. */
+int build_arch_find(const char *spelling);
+/* The row `native` picks for a GPU: exact compute capability, else the newest portable row it
+ * runs on (8.7 → sm_86); -1 when none runs on it. 9.0 → sm_90 (the portable family). */
+int build_arch_for_cc(int major, int minor);
+
+/* Parses "sm_120a,sm_90", "native", "all" or a mix (',' ';' or blanks between). `native` uses
+ * gpus[0..ngpus). On success returns 0 and appends one line per remark (a GPU with no row, the
+ * sm_90a hint) to *notes (heap, may stay NULL); on failure returns -1 with *error (heap). */
+int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus,
+                          struct arch_list *out, char **notes, char **error);
+
+/* Why this nvcc cannot build row i (NULL when it can): nvcc's own floors and drops
+ * (probe/arch.h) and then the kernels' gate. listed may be NULL. Heap string. */
+char *build_arch_refusal(int i, const struct version *nvcc_release, const char *const *listed,
+                         size_t nlisted);
+/* The fix to print for a refusal of row i by nvcc_release: which toolkit to fetch, and, when
+ * buildable (the asked archs this nvcc can build) is not empty, the --arch that keeps those.
+ * Heap string. */
+char *build_arch_fix(int i, const struct version *nvcc_release, const struct arch_list *buildable);
+
+/* "sm_90;sm_120a" (sep ";") or "sm_90,sm_120a" (sep ","). Heap string. */
+char *build_arch_join(const struct arch_list *l, const char *sep);
+
+#endif

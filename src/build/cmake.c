@@ -1,0 +1,77 @@
+#include "build/cmake.h"
+#include "util/fs.h"
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CMAKE_PROBE_TIMEOUT_MS 5000
+
+int cmake_parse_version(const char *text, struct version *v)
+{
+    const char *p = text ? strstr(text, "cmake version ") : NULL;
+    if (!p)
+        return -1;
+    return version_parse(p + strlen("cmake version "), v);
+}
+
+const char *cmake_pick_generator(int have_ninja, int have_make)
+{
+    if (have_ninja)
+        return "Ninja";
+    return have_make ? "Unix Makefiles" : NULL;
+}
+
+int cmake_probe(struct cmake_info *out, char **error, char **fix)
+{
+    memset(out, 0, sizeof *out);
+    *error = *fix = NULL;
+    out->path = fs_which("cmake");
+    if (!out->path) {
+        *error = xstrdup("cmake is not on PATH");
+        *fix = xstrdup("sudo apt-get install cmake   (or: pip install cmake)");
+        return -1;
+    }
+    const char *argv[] = {out->path, "--version", NULL};
+    struct proc_opts o = {.timeout_ms = CMAKE_PROBE_TIMEOUT_MS, .max_output = 4096};
+    struct proc_result r;
+    int ok = proc_run(argv, &o, &r) == 0 && cmake_parse_version(r.out, &out->version) == 0;
+    char why[128];
+    if (!ok)
+        *error = xasprintf("%s --version: %s", out->path,
+                           r.exited && r.exit_code == 0 ? "printed no version"
+                                                        : proc_describe(&r, why, sizeof why));
+    proc_result_free(&r);
+    if (!ok) {
+        *fix = xstrdup("reinstall cmake (sudo apt-get install --reinstall cmake)");
+        return -1;
+    }
+    struct version min;
+    version_parse_strict(BUILD_CMAKE_MIN, &min);
+    if (version_cmp_n(&out->version, &min, 2) < 0) {
+        char vb[32];
+        *error = xasprintf("cmake %s is older than the kernels need (%s)",
+                           version_str(&out->version, vb, sizeof vb), BUILD_CMAKE_MIN);
+        *fix = xstrdup("pip install 'cmake>=" BUILD_CMAKE_MIN "'   (then make sure it comes first "
+                       "on PATH)");
+        return -1;
+    }
+    char *ninja = fs_which("ninja");
+    char *make = fs_which("make");
+    out->generator = cmake_pick_generator(ninja != NULL, make != NULL);
+    free(ninja);
+    free(make);
+    if (!out->generator) {
+        *error = xstrdup("neither ninja nor make is on PATH");
+        *fix = xstrdup("sudo apt-get install ninja-build");
+        return -1;
+    }
+    return 0;
+}
+
+void cmake_info_free(struct cmake_info *c)
+{
+    free(c->path);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,26 @@
+/* The cmake program: found on PATH, its version checked against what kernels/CMakeLists.txt
+ * asks (cmake_minimum_required), and the generator chosen (Ninja when present). */
+#ifndef SB_BUILD_CMAKE_H
+#define SB_BUILD_CMAKE_H
+
+#include "util/version.h"
+
+/* kernels/CMakeLists.txt: cmake_minimum_required(VERSION 3.25) */
+#define BUILD_CMAKE_MIN "3.25"
+
+struct cmake_info {
+    char *path;
+    struct version version;
+    const char *generator; /* "Ninja" or "Unix Makefiles" */
+};
+
+/* Pure: "cmake version 3.25.1\n..." → 3.25.1; 0 or -1. */
+int cmake_parse_version(const char *text, struct version *v);
+/* Pure: the generator for what is installed. NULL when neither ninja nor make exists. */
+const char *cmake_pick_generator(int have_ninja, int have_make);
+
+/* 0, or -1 with *error and *fix (heap). */
+int cmake_probe(struct cmake_info *out, char **error, char **fix);
+void cmake_info_free(struct cmake_info *c);
+
+#endif

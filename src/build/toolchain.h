@@ -1,0 +1,43 @@
+/* Choosing the compilers a build uses: nvcc (an explicit --cuda-home, else a toolkit that
+ * fetch-cuda installed, else torch's CUDA_HOME rules), and a host C++ compiler within that nvcc's
+ * host_config.h limit. */
+#ifndef SB_BUILD_TOOLCHAIN_H
+#define SB_BUILD_TOOLCHAIN_H
+
+#include "probe/host_compiler.h"
+#include "probe/nvcc.h"
+
+struct toolchain {
+    char *cuda_home;
+    const char *chosen_by; /* "--cuda-home", "fetched toolkit", "$CUDA_HOME", ... */
+    struct nvcc_info nvcc;
+    struct host_limits limits; /* from the toolkit's crt/host_config.h; -1 when unknown */
+    char *host_config;         /* that file's path, NULL when not found */
+    char *host_cxx;            /* absolute path when it could be resolved */
+    struct version host_version;
+    int host_is_clang;
+    char *host_note; /* e.g. "g++ 15.1 is newer than nvcc 12.8 accepts; using g++-14" */
+};
+
+/* Pure: of folder names like "cuda-13.0.2", the one with the newest version (index), or -1. */
+int toolchain_newest_fetched(const char *const *names, int n);
+/* The newest fetch-cuda prefix under data_dir (NULL: $XDG_DATA_HOME/sagebuild) that holds an
+ * executable bin/nvcc. Heap path or NULL. */
+char *toolchain_find_fetched(const char *data_dir);
+
+/* Picks CUDA_HOME and probes its nvcc. 0, or -1 with *error and *fix (heap). */
+int toolchain_choose_cuda(const char *flag_cuda_home, struct toolchain *tc, char **error,
+                          char **fix);
+
+/* Pure: whether a compiler of this version passes nvcc's host_config.h limits (unknown limits
+ * pass). */
+int toolchain_host_fits(const struct host_limits *lim, int is_clang, const struct version *v);
+
+/* Picks the host C++ compiler: flag_host_cc, else $CUDAHOSTCXX, else $CXX, else $CC's C++
+ * driver, else g++; when that one is too new, the newest g++-N on PATH within the limit. A
+ * --host-cc that is too new is refused. 0, or -1 with *error and *fix (heap). */
+int toolchain_choose_host(const char *flag_host_cc, struct toolchain *tc, char **error, char **fix);
+
+void toolchain_free(struct toolchain *tc);
+
+#endif
