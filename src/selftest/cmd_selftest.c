@@ -1,10 +1,252 @@
-/* Placeholder entry until the 'selftest' command lands: the table stays complete and honest. */
+/* sagebuild selftest: runs the built sageattn-selftest in its own process (a crashing kernel
+ * cannot take the CLI down), reads its JSON and shows a verdict per GPU and mode. */
+#include "build/run.h"
 #include "cmd.h"
+#include "probe/gpu.h"
+#include "selftest/render.h"
+#include "selftest/report.h"
+#include "util/fs.h"
+#include "util/out.h"
+#include "util/proc.h"
+#include "util/strbuf.h"
+#include "util/xdg.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SELFTEST_DEFAULT_TIMEOUT_S 1800
+#define SELFTEST_MAX_OUTPUT (32u << 20)
+
+struct selftest_opts {
+    const char *build;
+    const char *device; /* "N" or "all"; NULL: the program's default */
+    const char *depth;  /* "--quick", "--full" or NULL */
+    int json;
+    int timeout_s;
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: sagebuild selftest [--build DIR] [--device N|all] [--quick|--full]\n"
+          "                          [--timeout SECONDS] [--json]\n\n"
+          "Runs DIR/bin/sageattn-selftest: accuracy of each mode (int8-fp16, int8-fp8, fp16)\n"
+          "against a high-precision reference on the GPU, and speed in TOPS against the fp16\n"
+          "baseline; prints a table per GPU, a verdict per mode and the recommended mode.\n\n"
+          "  --build DIR        what `sagebuild build --out` made (default\n"
+          "                     $XDG_DATA_HOME/sagebuild/sageattn)\n"
+          "  --device N|all     which GPU (default: the program's choice, GPU 0)\n"
+          "  --quick, --full    fewer or more shapes\n"
+          "  --timeout SECONDS  kill a hanging self-test after this long (default 1800)\n"
+          "  --json             print a normalised JSON with every number\n\n"
+          "Exit status: 0 all modes pass, 1 warnings, 2 a mode failed, a GPU has no code, or the\n"
+          "self-test crashed, hung or printed garbage; 77 skipped: no GPU; 64 usage.\n",
+          f);
+}
+
+static int parse_opts(int argc, char **argv, struct selftest_opts *o)
+{
+    static const struct option longopts[] = {
+        {"build", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'},
+        {"quick", no_argument, NULL, 'q'},       {"full", no_argument, NULL, 'F'},
+        {"json", no_argument, NULL, 'J'},        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    *o = (struct selftest_opts){.timeout_s = SELFTEST_DEFAULT_TIMEOUT_S};
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            o->build = optarg;
+            break;
+        case 'd':
+            strtol(optarg, &end, 10);
+            if (strcmp(optarg, "all") && (*end || end == optarg || optarg[0] == '-')) {
+                fprintf(stderr, "sagebuild selftest: --device wants a GPU index or 'all'\n");
+                return SB_EXIT_USAGE;
+            }
+            o->device = optarg;
+            break;
+        case 'q':
+        case 'F':
+            if (o->depth) {
+                fprintf(stderr, "sagebuild selftest: give --quick or --full, not both\n");
+                return SB_EXIT_USAGE;
+            }
+            o->depth = c == 'q' ? "--quick" : "--full";
+            break;
+        case 't':
+            o->timeout_s = (int)strtol(optarg, &end, 10);
+            if (*end || o->timeout_s < 1 || o->timeout_s > 7 * 24 * 3600) {
+                fprintf(stderr, "sagebuild selftest: --timeout wants seconds (1 to 604800)\n");
+                return SB_EXIT_USAGE;
+            }
+            break;
+        case 'J':
+            o->json = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return SB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sagebuild selftest: unexpected argument '%s'\n", argv[optind]);
+        return SB_EXIT_USAGE;
+    }
+    return SB_EXIT_OK;
+}
+
+struct outcome {
+    struct st_run run;
+    struct st_report report;
+    int have_report;
+    char *error, *fix, *tail, *program, *build_dir, *out_flag;
+};
+
+static void fail(struct outcome *oc, char *error, char *fix)
+{
+    oc->run.exit_code = SB_EXIT_ERROR;
+    oc->error = error;
+    oc->fix = fix;
+}
+
+/* The program's stderr tail, else its stdout's: what to show when it went wrong. */
+static char *tail_of(const struct proc_result *r)
+{
+    const char *src = r->err_len ? r->err : r->out;
+    size_t len = r->err_len ? r->err_len : r->out_len;
+    const char *t = build_log_tail(src, len, 20);
+    return *t ? xstrndup(t, 4000) : NULL;
+}
+
+/* No program to run: on a machine with no GPU that is still a plain skip. */
+static void no_program(struct outcome *oc, struct st_report *rep)
+{
+    struct gpu_info gi;
+    probe_gpu(0, &gi);
+    if (gi.count == 0) {
+        oc->run.exit_code = SB_EXIT_SKIPPED;
+        rep->skipped = xasprintf("no GPU: %s (and nothing built in %s)",
+                                 gi.error ? gi.error : "the driver lists no device", oc->build_dir);
+        oc->have_report = 1;
+    } else {
+        fail(
+            oc, xasprintf("%s does not exist: nothing was built in %s", oc->program, oc->build_dir),
+            xasprintf("sagebuild build --arch native%s   (then run selftest again)", oc->out_flag));
+    }
+    gpu_info_free(&gi);
+}
+
+static void run_selftest(const struct selftest_opts *o, struct outcome *oc)
+{
+    char *data = NULL;
+    oc->build_dir =
+        o->build ? xstrdup(o->build) : fs_join((data = xdg_data_dir()) ? data : ".", "sageattn");
+    free(data);
+    oc->out_flag = o->build ? xasprintf(" --out %s", o->build) : xstrdup("");
+    oc->program = fs_join(oc->build_dir, "bin/sageattn-selftest");
+    oc->run.child_exit = -1;
+    if (!fs_is_executable(oc->program)) {
+        no_program(oc, &oc->report);
+        return;
+    }
+    const char *argv[8];
+    int n = 0;
+    argv[n++] = oc->program;
+    argv[n++] = "--json";
+    if (o->device) {
+        argv[n++] = "--device";
+        argv[n++] = o->device;
+    }
+    if (o->depth)
+        argv[n++] = o->depth;
+    argv[n] = NULL;
+    struct proc_opts po = {.timeout_ms = o->timeout_s * 1000, .max_output = SELFTEST_MAX_OUTPUT};
+    struct proc_result r;
+    proc_run(argv, &po, &r);
+    oc->run.elapsed_s = r.elapsed_ms / 1000.0;
+    char why[160];
+    if (!r.started) {
+        fail(oc,
+             xasprintf("%s could not be run: %s", oc->program, proc_describe(&r, why, sizeof why)),
+             xasprintf("sagebuild build --force%s", oc->out_flag));
+    } else if (r.timed_out) {
+        oc->tail = tail_of(&r);
+        fail(oc, xasprintf("the self-test hung: %s", proc_describe(&r, why, sizeof why)),
+             xstrdup("run it again with --timeout SECONDS if the GPU is busy; otherwise report "
+                     "the output above"));
+    } else if (r.signaled) {
+        oc->tail = tail_of(&r);
+        fail(oc, xasprintf("the self-test crashed: %s", proc_describe(&r, why, sizeof why)),
+             xasprintf("run %s --quick by hand (under compute-sanitizer) and report the output",
+                       oc->program));
+    } else {
+        oc->run.child_exit = r.exit_code;
+        char *perr = NULL;
+        if (selftest_parse(r.out, r.out_len, &oc->report, &perr) == 0) {
+            oc->have_report = 1;
+            oc->run.exit_code = selftest_exit_status(&oc->report, r.exit_code);
+        } else if (r.exit_code == SB_EXIT_SKIPPED) {
+            /* an older or terser self-test: its last line says why */
+            char *t = tail_of(&r);
+            oc->report.skipped = t ? t : xstrdup("no GPU");
+            oc->have_report = 1;
+            oc->run.exit_code = SB_EXIT_SKIPPED;
+        } else {
+            oc->tail = tail_of(&r);
+            fail(oc,
+                 xasprintf("the self-test (exit status %d) did not print its report: %s",
+                           r.exit_code, perr),
+                 r.exit_code == SB_EXIT_USAGE
+                     ? xasprintf("the self-test does not match this sagebuild: sagebuild build "
+                                 "--force%s",
+                                 oc->out_flag)
+                     : xasprintf("run %s by hand and report its output", oc->program));
+        }
+        free(perr);
+    }
+    proc_result_free(&r);
+}
 
 int cmd_selftest(int argc, char **argv, const struct global_opts *g)
 {
-    (void)argc;
-    (void)argv;
-    (void)g;
-    return cmd_not_built("selftest");
+    struct selftest_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != SB_EXIT_OK)
+        return rc < 0 ? SB_EXIT_OK : rc;
+    struct outcome oc;
+    memset(&oc, 0, sizeof oc);
+    run_selftest(&o, &oc);
+    oc.run.build_dir = oc.build_dir;
+    oc.run.program = oc.program;
+    oc.run.error = oc.error;
+    oc.run.fix = oc.fix;
+    oc.run.output_tail = oc.tail;
+    oc.run.out_flag = oc.out_flag;
+    const struct st_report *rep = oc.have_report ? &oc.report : NULL;
+    if (o.json) {
+        char *json = selftest_render_json(rep, &oc.run);
+        fputs(json, stdout);
+        free(json);
+    } else {
+        FILE *f = oc.error ? stderr : stdout;
+        struct out_style st;
+        out_style_init(&st, f, g->no_color);
+        selftest_render_text(rep, &oc.run, f, st.color);
+    }
+    rc = oc.run.exit_code;
+    selftest_report_free(&oc.report);
+    free(oc.error);
+    free(oc.fix);
+    free(oc.tail);
+    free(oc.program);
+    free(oc.build_dir);
+    free(oc.out_flag);
+    return rc;
 }

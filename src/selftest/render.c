@@ -1,0 +1,242 @@
+#include "selftest/render.h"
+#include "cmd.h"
+#include "util/strbuf.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *st_status_word(int exit_code, int have_error)
+{
+    if (have_error)
+        return "error";
+    switch (exit_code) {
+    case SB_EXIT_OK:
+        return "pass";
+    case SB_EXIT_WARN:
+        return "warn";
+    case SB_EXIT_SKIPPED:
+        return "skipped";
+    default:
+        return "fail";
+    }
+}
+
+/* NaN (a number the program did not give) becomes null. */
+static void add_num(cJSON *o, const char *key, double v)
+{
+    if (isnan(v) || isinf(v))
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddNumberToObject(o, key, v);
+}
+
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *mode_json(const struct st_mode *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "mode", m->mode);
+    cJSON_AddBoolToObject(o, "supported", m->supported);
+    add_str(o, "reason", m->reason);
+    cJSON_AddStringToObject(o, "verdict", st_verdict_name(m->verdict));
+    add_num(o, "worst_cos", m->has_accuracy ? m->worst_cos : NAN);
+    add_num(o, "worst_rel_l1", m->has_accuracy ? m->worst_rel_l1 : NAN);
+    cJSON_AddBoolToObject(o, "nan_or_inf", m->nan_or_inf);
+    cJSON_AddNumberToObject(o, "cases_total", m->ncases);
+    cJSON_AddNumberToObject(o, "cases_failed", st_mode_failed_cases(m));
+    const struct st_speed *best = st_mode_best_speed(m);
+    add_num(o, "best_tops", best ? best->tops : NAN);
+    add_num(o, "speedup_vs_fp16", best && best->speedup_vs_fp16 >= 0 ? best->speedup_vs_fp16 : NAN);
+    cJSON *cases = cJSON_AddArrayToObject(o, "cases");
+    for (int i = 0; i < m->ncases; i++) {
+        const struct st_case *k = &m->cases[i];
+        cJSON *c = cJSON_CreateObject();
+        add_str(c, "name", k->name);
+        cJSON_AddNumberToObject(c, "b", k->b);
+        cJSON_AddNumberToObject(c, "hq", k->hq);
+        cJSON_AddNumberToObject(c, "hkv", k->hkv);
+        cJSON_AddNumberToObject(c, "lq", k->lq);
+        cJSON_AddNumberToObject(c, "lkv", k->lkv);
+        cJSON_AddNumberToObject(c, "d", k->d);
+        cJSON_AddBoolToObject(c, "causal", k->causal);
+        add_str(c, "layout", k->layout);
+        add_str(c, "dtype", k->dtype);
+        add_num(c, "cos", k->cos);
+        add_num(c, "rel_l1", k->rel_l1);
+        add_num(c, "max_abs", k->max_abs);
+        cJSON_AddBoolToObject(c, "coverage_ok", k->coverage_ok);
+        cJSON_AddBoolToObject(c, "pass", k->pass);
+        cJSON_AddItemToArray(cases, c);
+    }
+    cJSON *speed = cJSON_AddArrayToObject(o, "speed");
+    for (int i = 0; i < m->nspeed; i++) {
+        const struct st_speed *s = &m->speed[i];
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c, "b", s->b);
+        cJSON_AddNumberToObject(c, "h", s->h);
+        cJSON_AddNumberToObject(c, "l", s->l);
+        cJSON_AddNumberToObject(c, "d", s->d);
+        cJSON_AddBoolToObject(c, "causal", s->causal);
+        add_num(c, "ms", s->ms);
+        add_num(c, "tops", s->tops);
+        add_num(c, "speedup_vs_fp16", s->speedup_vs_fp16 >= 0 ? s->speedup_vs_fp16 : NAN);
+        cJSON_AddItemToArray(speed, c);
+    }
+    return o;
+}
+
+char *selftest_render_json(const struct st_report *r, const struct st_run *run)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema", 1);
+    cJSON_AddStringToObject(root, "command", "selftest");
+    cJSON_AddStringToObject(root, "status", st_status_word(run->exit_code, run->error != NULL));
+    cJSON_AddNumberToObject(root, "exit_code", run->exit_code);
+    add_str(root, "build", run->build_dir);
+    add_str(root, "program", run->program);
+    if (run->child_exit >= 0)
+        cJSON_AddNumberToObject(root, "child_exit", run->child_exit);
+    else
+        cJSON_AddNullToObject(root, "child_exit");
+    add_num(root, "elapsed_s", (double)(long long)(run->elapsed_s * 100) / 100);
+    cJSON *lib = cJSON_AddObjectToObject(root, "library");
+    if (r && r->abi)
+        cJSON_AddNumberToObject(lib, "abi", r->abi);
+    else
+        cJSON_AddNullToObject(lib, "abi");
+    add_str(lib, "archs", r ? r->archs : NULL);
+    add_str(root, "skipped", r ? r->skipped : NULL);
+    if (run->error) {
+        cJSON *e = cJSON_AddObjectToObject(root, "error");
+        cJSON_AddStringToObject(e, "summary", run->error);
+        add_str(e, "fix", run->fix);
+        add_str(e, "output_tail", run->output_tail);
+    } else {
+        cJSON_AddNullToObject(root, "error");
+    }
+    cJSON *devs = cJSON_AddArrayToObject(root, "devices");
+    for (int i = 0; r && i < r->ndevices; i++) {
+        const struct st_device *d = &r->devices[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "index", d->index);
+        add_str(o, "name", d->name);
+        add_str(o, "cc", d->cc);
+        cJSON_AddBoolToObject(o, "has_code", d->has_code);
+        char *hint = d->has_code ? NULL : st_device_build_hint(d);
+        add_str(o, "build_hint", hint);
+        free(hint);
+        cJSON_AddStringToObject(o, "verdict", st_verdict_name(st_device_verdict(d)));
+        add_str(o, "recommended_mode", d->recommended_mode);
+        cJSON *modes = cJSON_AddArrayToObject(o, "modes");
+        for (int k = 0; k < d->nmodes; k++)
+            cJSON_AddItemToArray(modes, mode_json(&d->modes[k]));
+        cJSON_AddItemToArray(devs, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    char *out = xasprintf("%s\n", text);
+    cJSON_free(text);
+    return out;
+}
+
+static const char *verdict_color(enum st_verdict v, int color)
+{
+    if (!color)
+        return "";
+    return v == ST_PASS   ? "\033[32m"
+           : v == ST_WARN ? "\033[33m"
+           : v == ST_FAIL ? "\033[31m"
+                          : "\033[2m";
+}
+
+static void fmt_num(char *buf, size_t len, int decimals, const char *suffix, double v)
+{
+    if (isnan(v) || isinf(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f%s", decimals, v, suffix);
+}
+
+static void print_device(const struct st_device *d, const struct st_run *run, FILE *f, int color)
+{
+    const char *reset = color ? "\033[0m" : "", *bold = color ? "\033[1m" : "";
+    fprintf(f, "%sGPU %d: %s (compute capability %s)%s\n", bold, d->index, d->name,
+            d->cc ? d->cc : "?", reset);
+    if (!d->has_code) {
+        char *hint = st_device_build_hint(d);
+        fprintf(f, "  %sthe library has no code for this GPU%s\n", verdict_color(ST_FAIL, color),
+                reset);
+        if (hint)
+            fprintf(f, "  fix: %s%s\n", hint, run->out_flag ? run->out_flag : "");
+        else
+            fprintf(f, "  no arch the kernels know runs on compute capability %s\n",
+                    d->cc ? d->cc : "?");
+        free(hint);
+        if (d->nmodes == 0)
+            return;
+    }
+    fprintf(f, "  %-10s %-11s %9s %8s %6s %8s %8s\n", "mode", "verdict", "worst cos", "rel-L1",
+            "cases", "TOPS", "vs fp16");
+    for (int k = 0; k < d->nmodes; k++) {
+        const struct st_mode *m = &d->modes[k];
+        char cosb[16], relb[16], topsb[16], sub[16], casesb[16];
+        const struct st_speed *best = st_mode_best_speed(m);
+        fmt_num(cosb, sizeof cosb, 5, "", m->has_accuracy ? m->worst_cos : NAN);
+        fmt_num(relb, sizeof relb, 4, "", m->has_accuracy ? m->worst_rel_l1 : NAN);
+        fmt_num(topsb, sizeof topsb, 1, "", best ? best->tops : NAN);
+        fmt_num(sub, sizeof sub, 2, "x",
+                best && best->speedup_vs_fp16 >= 0 ? best->speedup_vs_fp16 : NAN);
+        if (m->ncases)
+            snprintf(casesb, sizeof casesb, "%d/%d", m->ncases - st_mode_failed_cases(m),
+                     m->ncases);
+        else
+            snprintf(casesb, sizeof casesb, "-");
+        fprintf(f, "  %-10s %s%-11s%s %9s %8s %6s %8s %8s\n", m->mode,
+                verdict_color(m->verdict, color), st_verdict_name(m->verdict), reset, cosb, relb,
+                casesb, topsb, sub);
+        if (m->nan_or_inf)
+            fprintf(f, "             NaN or Inf in the output\n");
+        if (m->reason && *m->reason)
+            fprintf(f, "             %s\n", m->reason);
+    }
+    enum st_verdict v = st_device_verdict(d);
+    fprintf(f, "  verdict: %s%s%s", verdict_color(v, color), st_verdict_name(v), reset);
+    if (d->recommended_mode)
+        fprintf(f, "; recommended mode: %s%s%s", bold, d->recommended_mode, reset);
+    fputc('\n', f);
+}
+
+void selftest_render_text(const struct st_report *r, const struct st_run *run, FILE *f, int color)
+{
+    if (run->error) {
+        if (run->output_tail && *run->output_tail)
+            fprintf(f, "--- last output of %s ---\n%s%s--- end ---\n",
+                    run->program ? run->program : "sageattn-selftest", run->output_tail,
+                    run->output_tail[strlen(run->output_tail) - 1] == '\n' ? "" : "\n");
+        fprintf(f, "%sselftest error:%s %s\n", color ? "\033[31m" : "", color ? "\033[0m" : "",
+                run->error);
+        if (run->fix)
+            fprintf(f, "  fix: %s\n", run->fix);
+        return;
+    }
+    if (r->skipped && r->ndevices == 0) {
+        fprintf(f, "skipped: %s\n", r->skipped);
+        return;
+    }
+    if (r->archs)
+        fprintf(f, "library: %s/lib/libsageattn.so, code for %s\n", run->build_dir, r->archs);
+    for (int i = 0; i < r->ndevices; i++) {
+        if (i)
+            fputc('\n', f);
+        print_device(&r->devices[i], run, f, color);
+    }
+    fprintf(f, "\nselftest: %s (%.1f s)\n", st_status_word(run->exit_code, 0), run->elapsed_s);
+}
