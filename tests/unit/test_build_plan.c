@@ -1,0 +1,188 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/cmake.h"
+#include "build/plan.h"
+#include "build/run.h"
+#include "build/srcinfo.h"
+#include "build/toolchain.h"
+
+static void parses_head_dims(void **state)
+{
+    (void)state;
+    int d[BUILD_MAX_HEAD_DIMS], n;
+    char *err = NULL;
+    assert_int_equal(build_parse_head_dims("128,64,128", d, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0], 64);
+    assert_int_equal(d[1], 128);
+    char *s = build_join_head_dims(d, n, ";");
+    assert_string_equal(s, "64;128");
+    free(s);
+    assert_int_equal(build_parse_head_dims("96", d, &n, &err), -1);
+    assert_non_null(strstr(err, "padded"));
+    free(err);
+    assert_int_equal(build_parse_head_dims("64x", d, &n, &err), -1);
+    free(err);
+    assert_int_equal(build_parse_head_dims("", d, &n, &err), -1);
+    assert_int_equal(n, 0);
+    free(err);
+}
+
+static void sizes_jobs_by_memory(void **state)
+{
+    (void)state;
+    long long gb = 1LL << 30;
+    assert_int_equal(build_jobs_for(16, 128 * gb), 16); /* cores bound */
+    assert_int_equal(build_jobs_for(16, 20 * gb), 5);   /* 4 GB each */
+    assert_int_equal(build_jobs_for(2, 23 * gb), 2);
+    assert_int_equal(build_jobs_for(8, 2 * gb), 1); /* never zero */
+    assert_int_equal(build_jobs_for(8, 0), 8);      /* memory unknown */
+    assert_int_equal(build_jobs_for(0, -1), 1);
+}
+
+static void names_the_cxx_driver(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"gcc", "g++"},
+        {"gcc-13", "g++-13"},
+        {"/usr/bin/gcc-14", "/usr/bin/g++-14"},
+        {"x86_64-linux-gnu-gcc-12", "x86_64-linux-gnu-g++-12"},
+        {"clang", "clang++"},
+        {"/opt/llvm/bin/clang-18", "/opt/llvm/bin/clang++-18"},
+        {"cc", "c++"},
+        {"/usr/bin/cc", "/usr/bin/c++"},
+        {"g++-13", "g++-13"},
+        {"clang++", "clang++"},
+        {"icpx", "icpx"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s = build_host_cxx_for(cases[i][0]);
+        assert_string_equal(s, cases[i][1]);
+        free(s);
+    }
+}
+
+static void builds_the_contract_command_lines(void **state)
+{
+    (void)state;
+    struct build_plan p = {.cmake = "cmake",
+                           .kernels_dir = "/src/kernels",
+                           .build_dir = "/o/cmake-build",
+                           .out_dir = "/o",
+                           .generator = "Ninja",
+                           .nvcc = "/cuda/bin/nvcc",
+                           .host_cxx = "/usr/bin/g++-14",
+                           .archs = "sm_90;sm_120a",
+                           .head_dims = "64;128",
+                           .jobs = 3};
+    char **c = build_cmake_configure_argv(&p);
+    char *line = build_argv_line(c);
+    assert_string_equal(line, "cmake -S /src/kernels -B /o/cmake-build -G Ninja "
+                              "-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=/cuda/bin/nvcc "
+                              "-DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-14 "
+                              "'-DSAGEATTN_ARCHS=sm_90;sm_120a' '-DSAGEATTN_HEAD_DIMS=64;128' "
+                              "-DCMAKE_INSTALL_PREFIX=/o");
+    free(line);
+    build_argv_free(c);
+    c = build_cmake_build_argv(&p);
+    line = build_argv_line(c);
+    assert_string_equal(line, "cmake --build /o/cmake-build -j 3");
+    free(line);
+    build_argv_free(c);
+    c = build_cmake_install_argv(&p);
+    line = build_argv_line(c);
+    assert_string_equal(line, "cmake --install /o/cmake-build");
+    free(line);
+    build_argv_free(c);
+    p.generator = "Unix Makefiles";
+    p.out_dir = "/it's here";
+    c = build_cmake_configure_argv(&p);
+    line = build_argv_line(c);
+    assert_non_null(strstr(line, "-G 'Unix Makefiles'"));
+    assert_non_null(strstr(line, "'-DCMAKE_INSTALL_PREFIX=/it'\\''s here'"));
+    free(line);
+    build_argv_free(c);
+}
+
+static void reads_cmake_and_picks_generator(void **state)
+{
+    (void)state;
+    struct version v;
+    assert_int_equal(cmake_parse_version("cmake version 3.25.1\n\nCMake suite maintained", &v), 0);
+    assert_int_equal(v.part[0], 3);
+    assert_int_equal(v.part[1], 25);
+    assert_int_equal(cmake_parse_version("garbage", &v), -1);
+    assert_int_equal(cmake_parse_version(NULL, &v), -1);
+    assert_string_equal(cmake_pick_generator(1, 1), "Ninja");
+    assert_string_equal(cmake_pick_generator(0, 1), "Unix Makefiles");
+    assert_null(cmake_pick_generator(0, 0));
+}
+
+static void tails_logs(void **state)
+{
+    (void)state;
+    const char *t = "a\nb\nc\nd\n";
+    assert_string_equal(build_log_tail(t, strlen(t), 2), "c\nd\n");
+    assert_string_equal(build_log_tail(t, strlen(t), 10), t);
+    assert_string_equal(build_log_tail("x\ny", 3, 1), "y");
+    assert_string_equal(build_log_tail("", 0, 3), "");
+}
+
+static void picks_newest_fetched_toolkit(void **state)
+{
+    (void)state;
+    const char *names[] = {"cuda-12.9.1", "cuda-13.0.2", "cuda-13.0.10",
+                           "cuda-x",      "other",       "cuda-13.0.2.staging"};
+    assert_int_equal(toolchain_newest_fetched(names, 6), 2);
+    assert_int_equal(toolchain_newest_fetched(names, 1), 0);
+    assert_int_equal(toolchain_newest_fetched(names + 3, 3), -1);
+}
+
+static void judges_host_limits(void **state)
+{
+    (void)state;
+    struct host_limits lim = {14, 19};
+    struct version g15 = {{15, 1, 0, 0}, 3}, g14 = {{14, 2, 0, 0}, 3}, c18 = {{18, 1, 0, 0}, 3};
+    assert_false(toolchain_host_fits(&lim, 0, &g15));
+    assert_true(toolchain_host_fits(&lim, 0, &g14));
+    assert_true(toolchain_host_fits(&lim, 1, &c18));
+    assert_false(toolchain_host_fits(&lim, 1, &(struct version){{20, 0, 0, 0}, 2}));
+    struct host_limits unknown = {-1, -1};
+    assert_true(toolchain_host_fits(&unknown, 0, &g15));
+}
+
+static void source_inputs(void **state)
+{
+    (void)state;
+    assert_true(srcinfo_is_input("src"));
+    assert_true(srcinfo_is_input("CMakeLists.txt"));
+    assert_false(srcinfo_is_input("build"));
+    assert_false(srcinfo_is_input("build-sm90"));
+    assert_false(srcinfo_is_input("cmake-build-release"));
+    assert_false(srcinfo_is_input(".git"));
+    assert_false(srcinfo_is_input("bench"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parses_head_dims),
+        cmocka_unit_test(sizes_jobs_by_memory),
+        cmocka_unit_test(names_the_cxx_driver),
+        cmocka_unit_test(builds_the_contract_command_lines),
+        cmocka_unit_test(reads_cmake_and_picks_generator),
+        cmocka_unit_test(tails_logs),
+        cmocka_unit_test(picks_newest_fetched_toolkit),
+        cmocka_unit_test(judges_host_limits),
+        cmocka_unit_test(source_inputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
