@@ -18,7 +18,8 @@
  * K: the mean over the kv sequence (per batch, kv head, channel) is subtracted first (in fp32,
  *    from the fp16/bf16 input), then one scale per token like Q.
  * int8 value = round-to-nearest-even(x * (SA_INT8_MAX / absmax)), clamped to +-SA_INT8_MAX;
- *    a row whose absmax is 0 gets scale 0 and all-zero int8 values. */
+ *    a row whose absmax is 0 is quantized as if absmax were 1 (all int8 zero, scale 1/127), so
+ *    every stored scale is positive (the kernel relies on it). */
 #define SA_Q_QUANT_ROWS 1
 #define SA_K_QUANT_ROWS 1
 #define SA_INT8_MAX 127.0f
@@ -36,9 +37,9 @@
 #define SA_FP8_V_SCALE_MAX 448.0f
 
 /* ---- Tiles (shared by every mode) ---- */
-#define SA_CTA_Q 128  /* query rows per thread block */
-#define SA_CTA_K 64   /* keys per main-loop step */
-#define SA_WARP_Q 32  /* query rows per warp: 4 warps per block */
+#define SA_CTA_Q 128 /* query rows per thread block */
+#define SA_CTA_K 64  /* keys per main-loop step */
+#define SA_WARP_Q 32 /* query rows per warp: 4 warps per block */
 #define SA_THREADS 128
 
 /* Head dims compiled in. The build may drop one with -DSA_WITH_D64=0 or -DSA_WITH_D128=0; a
@@ -57,14 +58,14 @@
 
 struct sa_problem {
     int batch, hq, hkv, lq, lkv;
-    int d;      /* the caller's head_dim */
-    int d_pad;  /* 64 or 128: what the kernels compute with (zero-padded) */
+    int d;     /* the caller's head_dim */
+    int d_pad; /* 64 or 128: what the kernels compute with (zero-padded) */
     sageattn_dtype dtype;
     const void *q, *k, *v;
     void *o;
     int64_t qs[3], ks[3], vs[3], os[3]; /* element strides: batch, head, token */
-    float *lse;        /* optional */
-    float sm_scale;    /* resolved (never 0) */
+    float *lse;                         /* optional */
+    float sm_scale;                     /* resolved (never 0) */
     int causal;
     sageattn_mode mode; /* resolved: never AUTO */
     int cc;             /* compute capability as major*10+minor, e.g. 90, 120 */

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Builds libsageattn.so straight with nvcc (for iterating on the kernels; the shipped library is
+# built by kernels/CMakeLists.txt from the same sources).
+#   bench/build.sh OUTDIR [ARCH...]     e.g. bench/build.sh .device-carry sm_90
+# Writes OUTDIR/libsageattn.so and OUTDIR/ptxas.txt (registers, spills per kernel).
+set -euo pipefail
+out=$1
+shift
+archs=${*:-sm_90}
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out/obj"
+gencode=()
+names=()
+for a in $archs; do
+    n=${a#sm_}
+    gencode+=(-gencode "arch=compute_$n,code=sm_$n")
+    names+=("$a")
+done
+built=$(IFS=,; echo "${names[*]}")
+: >"$out/ptxas.txt"
+pids=()
+for f in "$root"/kernels/src/*.cu "$root"/kernels/src/attn/*.cu; do
+    o="$out/obj/$(basename "$f").o"
+    nvcc -std=c++17 -O3 -Xcompiler -fPIC,-Wall,-Wextra,-Werror "${gencode[@]}" \
+        -DSA_BUILT_ARCHS="\"$built\"" -I"$root/kernels/include" -Xptxas -v \
+        -c "$f" -o "$o" >"$o.log" 2>&1 &
+    pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+cat "$out"/obj/*.log >>"$out/ptxas.txt"
+if [ $rc -ne 0 ]; then
+    grep -h -B2 -A5 "error" "$out"/obj/*.log | head -60
+    exit 1
+fi
+nvcc -shared -o "$out/libsageattn.so" "$out"/obj/*.o
+echo "built $out/libsageattn.so for $built"

@@ -1,0 +1,15 @@
+/* Pure argument checks of the public API (no CUDA calls), so they can be tested on a CPU. */
+#ifndef SA_API_VALIDATE_H
+#define SA_API_VALIDATE_H
+
+#include "sa_internal.h"
+
+/* Checks p and fills out (all but cc, num_sms; mode may still be AUTO). On failure returns the
+ * status and writes a one-line message naming the argument into msg[n]. */
+sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struct sa_problem *out);
+
+/* The mode that runs for `requested` on compute capability cc (major*10+minor). */
+sageattn_status sa_mode_for_cc(sageattn_mode requested, int cc, sageattn_mode *out, char *msg,
+                               size_t n);
+
+#endif

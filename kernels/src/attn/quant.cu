@@ -1,0 +1,278 @@
+/* Pre-pass kernels of the int8 modes (memory-bound, one pass each over the input):
+ *   stats:    per chunk of SA_STAT_ROWS tokens, partial channel sums of K and channel absmax of V
+ *   finalize: K channel mean and V per-channel FP8 scale per (batch, kv head)
+ *   rowquant: one int8 scale per token for Q (sm_scale*log2e folded in; optional sm_scale*q.k̄
+ *             for the LSE) and for K (mean subtracted first), padded rows written as zeros
+ *   vfp8:     V -> E4M3 Vᵀ, padded to 64 tokens, permuted inside groups of 16
+ * The numerics follow the constants in sa_internal.h; the C reference mirrors them. */
+#include <cuda_fp8.h>
+
+#include "sa_kernels.h"
+#include "sa_ptx.cuh"
+
+#define SA_PRE_THREADS 256
+
+/* 8 channels starting at c0 of one row, as floats; channels >= d read as 0. The 16-byte load is
+ * used only when all 8 are in bounds (rows are 16-byte aligned, checked by the API). */
+template <bool BF16>
+__device__ __forceinline__ void sa_load8(const char *row, int c0, int d, float x[8])
+{
+    if (c0 + 8 <= d) {
+        const uint4 u = *(const uint4 *)(row + c0 * 2);
+        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            x[2 * i] = sa_to_float<BF16>((uint16_t)(w[i] & 0xffffu));
+            x[2 * i + 1] = sa_to_float<BF16>((uint16_t)(w[i] >> 16));
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            x[i] = c0 + i < d ? sa_to_float<BF16>(*(const uint16_t *)(row + (c0 + i) * 2)) : 0.0f;
+    }
+}
+
+struct sa_tensor_view {
+    const char *base;
+    int64_t sb, sh, st; /* byte strides */
+};
+
+__device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b, int h, int t)
+{
+    return v.base + b * v.sb + h * v.sh + t * v.st;
+}
+
+template <bool BF16, int DP>
+__global__ void __launch_bounds__(SA_PRE_THREADS)
+    sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
+                    float *kpart, float *vpart)
+{
+    constexpr int TPR = DP / 8;
+    constexpr int RPI = SA_PRE_THREADS / TPR;
+    __shared__ float red[2][RPI][DP];
+    const int chunk = blockIdx.x, bh = blockIdx.y;
+    const int b = bh / hkv, h = bh % hkv;
+    const int c0 = (threadIdx.x % TPR) * 8, r = threadIdx.x / TPR;
+    float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const int end = min((chunk + 1) * SA_STAT_ROWS, lkv);
+    for (int t = chunk * SA_STAT_ROWS + r; t < end; t += RPI) {
+        float x[8];
+        sa_load8<BF16>(sa_row_ptr(k, b, h, t), c0, d, x);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            sum[i] += x[i];
+        if (vpart) {
+            sa_load8<BF16>(sa_row_ptr(v, b, h, t), c0, d, x);
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                amax[i] = fmaxf(amax[i], fabsf(x[i]));
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        red[0][r][c0 + i] = sum[i];
+        red[1][r][c0 + i] = amax[i];
+    }
+    __syncthreads();
+    if (threadIdx.x < DP) {
+        const int c = threadIdx.x;
+        float s = 0.0f, m = 0.0f;
+        for (int i = 0; i < RPI; ++i) {
+            s += red[0][i][c];
+            m = fmaxf(m, red[1][i][c]);
+        }
+        const size_t at = ((size_t)bh * nchunk + chunk) * DP + c;
+        kpart[at] = s;
+        if (vpart)
+            vpart[at] = m;
+    }
+}
+
+__global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpart,
+                                   const float *vpart, float *km, float *vscale)
+{
+    const int bh = blockIdx.x, c = threadIdx.x;
+    float s = 0.0f, m = 0.0f;
+    for (int i = 0; i < nchunk; ++i) {
+        const size_t at = ((size_t)bh * nchunk + i) * dp + c;
+        s += kpart[at];
+        if (vpart)
+            m = fmaxf(m, vpart[at]);
+    }
+    km[(size_t)bh * dp + c] = s / (float)lkv;
+    if (vscale)
+        vscale[(size_t)bh * dp + c] = m > 0.0f ? m / SA_FP8_V_SCALE_MAX : 1.0f;
+}
+
+struct sa_rowquant_args {
+    sa_tensor_view src;
+    int heads, rows, rows_pad, d;
+    signed char *out;      /* [b][heads][rows_pad][DP] */
+    float *scale;          /* [b][heads][rows_pad] */
+    float scale_mul;       /* sm_scale*log2e for Q, 1 for K */
+    const float *sub_mean; /* K: k̄ of this head, [b][heads][DP] */
+    const float *dot_mean; /* Q with LSE: k̄ of the kv head */
+    int group;             /* Q heads per kv head (for dot_mean) */
+    float *dot_out;        /* [b][heads][rows]: dot_mul * q.k̄ */
+    float dot_mul;
+};
+
+template <bool BF16, int DP>
+__global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_rowquant_args a)
+{
+    constexpr int TPR = DP / 8;
+    constexpr int RPB = SA_PRE_THREADS / TPR;
+    const int bh = blockIdx.y;
+    const int b = bh / a.heads, h = bh % a.heads;
+    const int r = blockIdx.x * RPB + threadIdx.x / TPR;
+    const int c0 = (threadIdx.x % TPR) * 8;
+    if (r >= a.rows_pad) /* whole row groups leave together: the shuffles below stay full */
+        return;
+    float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (r < a.rows) {
+        sa_load8<BF16>(sa_row_ptr(a.src, b, h, r), c0, a.d, x);
+        if (a.sub_mean) {
+            const float *m = a.sub_mean + (size_t)bh * DP + c0;
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                x[i] = c0 + i < a.d ? x[i] - m[i] : 0.0f;
+        }
+    }
+    float amax = 0.0f, dot = 0.0f;
+    const float *dm = a.dot_mean
+                          ? a.dot_mean + ((size_t)b * (a.heads / a.group) + h / a.group) * DP + c0
+                          : nullptr;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        amax = fmaxf(amax, fabsf(x[i]));
+        if (dm)
+            dot += x[i] * dm[i];
+    }
+#pragma unroll
+    for (int off = 1; off < TPR; off *= 2) {
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+        dot += __shfl_xor_sync(0xffffffffu, dot, off);
+    }
+    if (amax == 0.0f)
+        amax = 1.0f;
+    const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+    uint32_t w[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        int q = __float2int_rn(__fmul_rn(x[i], inv));
+        q = max(-127, min(127, q));
+        w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
+    }
+    const size_t row = (size_t)bh * a.rows_pad + r;
+    *(uint2 *)(a.out + row * DP + c0) = make_uint2(w[0], w[1]);
+    if (threadIdx.x % TPR == 0) {
+        a.scale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
+        if (a.dot_out && r < a.rows)
+            a.dot_out[(size_t)bh * a.rows + r] = dot * a.dot_mul;
+    }
+}
+
+template <bool BF16, int DP>
+__global__ void __launch_bounds__(SA_PRE_THREADS)
+    sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
+                   unsigned char *vt)
+{
+    constexpr int TPR = DP / 8;
+    __shared__ float tile[SA_CTA_K][DP + 1];
+    const int bh = blockIdx.y, b = bh / hkv, h = bh % hkv;
+    const int t0 = blockIdx.x * SA_CTA_K;
+    const float *vs = vscale + (size_t)bh * DP;
+    for (int i = threadIdx.x; i < SA_CTA_K * TPR; i += SA_PRE_THREADS) {
+        const int r = i / TPR, c0 = (i % TPR) * 8;
+        float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (t0 + r < lkv)
+            sa_load8<BF16>(sa_row_ptr(v, b, h, t0 + r), c0, d, x);
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            tile[r][c0 + k] = __fdiv_rn(x[k], vs[c0 + k]);
+    }
+    __syncthreads();
+    /* Position p of each 16-token group holds token perm[p]: the FP8 mma's A fragment order. */
+    const int perm[16] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+    for (int i = threadIdx.x; i < DP * (SA_CTA_K / 16); i += SA_PRE_THREADS) {
+        const int c = i / (SA_CTA_K / 16), grp = i % (SA_CTA_K / 16);
+        uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int p = 0; p < 16; ++p) {
+            const __nv_fp8_storage_t q =
+                __nv_cvt_float_to_fp8(tile[grp * 16 + perm[p]][c], __NV_SATFINITE, __NV_E4M3);
+            w[p / 4] |= (uint32_t)q << (8 * (p % 4));
+        }
+        *(uint4 *)(vt + ((size_t)bh * DP + c) * lk_pad + t0 + grp * 16) =
+            make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+static sa_tensor_view sa_view(const void *base, const int64_t s[3])
+{
+    sa_tensor_view v = {(const char *)base, s[0] * 2, s[1] * 2, s[2] * 2};
+    return v;
+}
+
+template <bool BF16, int DP>
+static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
+                                cudaStream_t stream)
+{
+    const bool fp8 = p->mode == SAGEATTN_MODE_INT8_FP8;
+    const sa_tensor_view kv = sa_view(p->k, p->ks), vv = sa_view(p->v, p->vs);
+    const int bhk = p->batch * p->hkv, bhq = p->batch * p->hq;
+    float *kpart = (float *)(ws + w->kpart), *vpart = fp8 ? (float *)(ws + w->vpart) : nullptr;
+    float *km = (float *)(ws + w->km), *vscale = fp8 ? (float *)(ws + w->vscale) : nullptr;
+
+    sa_stats_kernel<BF16, DP><<<dim3(w->nchunk, bhk), SA_PRE_THREADS, 0, stream>>>(
+        kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart);
+    sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale);
+
+    constexpr int RPB = SA_PRE_THREADS / (DP / 8);
+    sa_rowquant_args q = {};
+    q.src = sa_view(p->q, p->qs);
+    q.heads = p->hq;
+    q.rows = p->lq;
+    q.rows_pad = w->lq_pad;
+    q.d = p->d;
+    q.out = (signed char *)(ws + w->q8);
+    q.scale = (float *)(ws + w->qscale);
+    q.scale_mul = p->sm_scale * SA_LOG2E;
+    q.group = p->hq / p->hkv;
+    if (p->lse) {
+        q.dot_mean = km;
+        q.dot_out = (float *)(ws + w->qkm);
+        q.dot_mul = p->sm_scale;
+    }
+    sa_rowquant_kernel<BF16, DP>
+        <<<dim3((w->lq_pad + RPB - 1) / RPB, bhq), SA_PRE_THREADS, 0, stream>>>(q);
+
+    sa_rowquant_args k = {};
+    k.src = kv;
+    k.heads = p->hkv;
+    k.rows = p->lkv;
+    k.rows_pad = w->lk_pad;
+    k.d = p->d;
+    k.out = (signed char *)(ws + w->k8);
+    k.scale = (float *)(ws + w->kscale);
+    k.scale_mul = 1.0f;
+    k.sub_mean = km;
+    k.group = 1;
+    sa_rowquant_kernel<BF16, DP>
+        <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k);
+    if (fp8)
+        sa_vfp8_kernel<BF16, DP><<<dim3(w->lk_pad / SA_CTA_K, bhk), SA_PRE_THREADS, 0, stream>>>(
+            vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt));
+    return cudaGetLastError();
+}
+
+cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
+                            char *ws, cudaStream_t stream)
+{
+    const bool bf16 = p->dtype == SAGEATTN_DTYPE_BF16;
+    if (d_pad == 64)
+        return bf16 ? sa_quant_run<true, 64>(p, w, ws, stream)
+                    : sa_quant_run<false, 64>(p, w, ws, stream);
+    return bf16 ? sa_quant_run<true, 128>(p, w, ws, stream)
+                : sa_quant_run<false, 128>(p, w, ws, stream);
+}

@@ -1,0 +1,70 @@
+/* Epilogue: normalise O by the row sum (and undo V's FP8 scale), store it in the caller's dtype
+ * and layout with bounds on rows and head-dim columns, and write the natural-log LSE. */
+#ifndef SA_EPILOGUE_CUH
+#define SA_EPILOGUE_CUH
+
+#include "sa_softmax.cuh"
+#include "sa_tile.cuh"
+
+template <bool BF16> __device__ __forceinline__ void sa_store1(void *p, float x)
+{
+    if (BF16)
+        *(__nv_bfloat16 *)p = __float2bfloat16_rn(x);
+    else
+        *(__half *)p = __float2half_rn(x);
+}
+
+template <int MODE, int D, bool BF16>
+__device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[2][D / 8][4],
+                                            sa_row_state &st, const float row_scale[2][2], int b,
+                                            int h, int row0, int lane)
+{
+    using T = sa_tile<MODE, D>;
+    const int tq = lane % 4;
+    const size_t bh = (size_t)b * a.hq + h;
+    const size_t bhk = (size_t)b * a.hkv + h / a.group;
+    char *ob = (char *)a.o + (b * a.o_b + h * a.o_h) * 2;
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            float sum = st.sum[mt][hh];
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            const int row = row0 + mt * 16 + 8 * hh;
+            if (row >= a.lq)
+                continue;
+            float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+            if (T::PV_FP8)
+                inv *= 1.0f / SA_FP8_P_SCALE;
+            char *orow = ob + (int64_t)row * a.o_t * 2;
+#pragma unroll
+            for (int nt = 0; nt < D / 8; ++nt) {
+                const int col = nt * 8 + 2 * tq;
+                if (col >= a.d)
+                    continue;
+                float x0 = o[mt][nt][2 * hh] * inv, x1 = o[mt][nt][2 * hh + 1] * inv;
+                if (T::PV_FP8) {
+                    const float2 vs = *(const float2 *)(a.vscale + bhk * D + col);
+                    x0 *= vs.x;
+                    x1 *= vs.y;
+                }
+                if (col + 1 < a.d)
+                    *(uint32_t *)(orow + col * 2) = sa_pack2<BF16>(x0, x1);
+                else
+                    sa_store1<BF16>(orow + col * 2, x0);
+            }
+            if (a.lse && tq == 0) {
+                float l = -INFINITY;
+                if (sum > 0.0f) {
+                    l = (st.max[mt][hh] * row_scale[mt][hh] + log2f(sum)) * SA_LN2;
+                    if (a.qkm)
+                        l += a.qkm[bh * a.lq + row];
+                }
+                a.lse[bh * a.lq + row] = l;
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,60 @@
+/* Host-side declarations shared by the launch code (launch.cu) and the kernel files: the
+ * workspace layout, the arguments of the attention kernel, and one launcher per kernel family. */
+#ifndef SA_KERNELS_H
+#define SA_KERNELS_H
+
+#include "../sa_internal.h"
+
+enum sa_kernel_mode { SA_KMODE_FP16 = 0, SA_KMODE_INT8_FP16 = 1, SA_KMODE_INT8_FP8 = 2 };
+
+/* Byte offsets into the workspace; 0-sized parts are unused by the mode. */
+struct sa_ws_layout {
+    int lq_pad; /* q_len rounded up to SA_CTA_Q */
+    int lk_pad; /* kv_len rounded up to SA_CTA_K */
+    int nchunk; /* kv-sequence chunks of the statistics pass */
+    size_t q8, qscale, qkm, k8, kscale, kpart, km, vpart, vscale, vt;
+    size_t total;
+};
+
+/* Rows of K (and V) that one block of the statistics pass reduces. */
+#define SA_STAT_ROWS 256
+
+void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w);
+
+struct sa_attn_args {
+    const void *q;       /* int8 [.., d_pad] (workspace) or the caller's fp16/bf16 */
+    const float *qscale; /* int8 modes: [b][hq][lq_pad], includes sm_scale*log2e */
+    const void *k;       /* int8 (workspace) or the caller's fp16/bf16 */
+    const float *kscale; /* int8 modes: [b][hkv][lk_pad] */
+    const void *v;       /* caller's fp16/bf16, or e4m3 V^T [b][hkv][d_pad][lk_pad] */
+    const float *vscale; /* fp8: [b][hkv][d_pad] */
+    void *o;
+    float *lse;            /* optional [b][hq][lq] */
+    const float *qkm;      /* int8 modes with lse: sm_scale * q.kmean, [b][hq][lq] */
+    int64_t q_b, q_h, q_t; /* byte strides */
+    int64_t k_b, k_h, k_t;
+    int64_t v_b, v_h, v_t; /* fp8: unused (layout fixed by lk_pad) */
+    int64_t o_b, o_h, o_t; /* element strides */
+    int lq, lkv, hq, hkv, group, d;
+    int lq_pad, lk_pad;
+    int causal;
+    float score_scale; /* fp16 mode: sm_scale * log2e */
+};
+
+/* Attention kernels, one function per mode (attn_<mode>.cu); each dispatches on the padded
+ * head dim and the dtype. With probe set, nothing runs: the result says whether the library
+ * holds code for the current device. */
+cudaError_t sa_attn_dispatch_fp16(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
+                                  cudaStream_t stream, bool probe);
+cudaError_t sa_attn_dispatch_int8_fp16(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
+                                       cudaStream_t stream, bool probe);
+cudaError_t sa_attn_dispatch_int8_fp8(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
+                                      cudaStream_t stream, bool probe);
+
+/* Pre-pass launchers (quant.cu). */
+cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
+                            char *ws, cudaStream_t stream);
+/* The head dim the kernels use for p: p->d_pad, or 128 when the build left 64 out. */
+int sa_kernel_dpad(const struct sa_problem *p);
+
+#endif

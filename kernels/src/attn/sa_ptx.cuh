@@ -1,0 +1,129 @@
+/* Thin wrappers over the PTX instructions the kernels use: cp.async, ldmatrix, mma.sync, ex2,
+ * fp8 conversion. Each is one instruction, so the kernels read like the algorithm. */
+#ifndef SA_PTX_CUH
+#define SA_PTX_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#define SA_DEVICE __device__ __forceinline__
+
+SA_DEVICE uint32_t sa_smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16-byte async copy; bytes past src_bytes (0..16) are zero-filled in shared memory. */
+SA_DEVICE void sa_cp_async16(uint32_t dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes));
+}
+SA_DEVICE void sa_cp_async_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> SA_DEVICE void sa_cp_async_wait(void)
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+SA_DEVICE void sa_ldmatrix_x4(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+SA_DEVICE void sa_ldmatrix_x4_trans(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+/* D += A·B, INT8 16x8x32 -> s32. */
+SA_DEVICE void sa_mma_s8(int c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* D += A·B, 16x8x16 fp16 or bf16 -> f32. */
+template <bool BF16>
+SA_DEVICE void sa_mma_f16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    if (BF16) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+}
+
+/* D += A·B, E4M3 16x8x32 -> f32. Only where the ISA has it (sm_89+). */
+SA_DEVICE void sa_mma_e4m3(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    (void)c, (void)a, (void)b0, (void)b1;
+    __trap();
+#endif
+}
+
+/* Two floats -> two E4M3 bytes (lo in the low byte), round to nearest, saturating. */
+SA_DEVICE uint16_t sa_pack_e4m3x2(float lo, float hi)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    uint16_t r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    (void)lo, (void)hi;
+    return 0;
+#endif
+}
+
+SA_DEVICE float sa_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* int32 -> fp32 for |x| < 2^22 with one integer add and one float subtract (no I2F). */
+SA_DEVICE float sa_small_int_to_float(int x)
+{
+    return __int_as_float(x + 0x4B400000) - 12582912.0f;
+}
+
+template <bool BF16> SA_DEVICE uint32_t sa_pack2(float lo, float hi)
+{
+    if (BF16) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    } else {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+}
+
+template <bool BF16> SA_DEVICE float sa_to_float(uint16_t bits)
+{
+    if (BF16)
+        return __bfloat162float(__ushort_as_bfloat16(bits));
+    return __half2float(__ushort_as_half(bits));
+}
+
+#endif

@@ -1,0 +1,54 @@
+/* Online softmax in base 2 on the S fragment of one warp (2 m16 tiles x NT n8 tiles).
+ *
+ * Element e of n-tile nt in m-tile mt belongs to row (mt*16 + lane/4 + 8*(e/2)) and key column
+ * (nt*8 + 2*(lane%4) + e%2). Each row is spread over the 4 lanes of a quad. Scores t are in
+ * "raw" units; row_scale (> 0) turns them into base-2 logits. p = exp2((t - max) * row_scale):
+ * subtracting before scaling makes the row maximum give exactly p = 1, whatever its magnitude
+ * (an FFMA with a pre-scaled max loses that for |logit| beyond ~1e5 and can zero a whole row). */
+#ifndef SA_SOFTMAX_CUH
+#define SA_SOFTMAX_CUH
+
+#include <math.h>
+
+#include "sa_ptx.cuh"
+
+struct sa_row_state {
+    float max[2][2]; /* [mt][half]: running max of t (raw units), -inf before any key */
+    float sum[2][2]; /* this lane's partial sum of p (quad-reduced in the epilogue) */
+};
+
+template <int NT>
+__device__ __forceinline__ void sa_softmax_step(float t[2][NT][4], sa_row_state &st,
+                                                const float row_scale[2][2], float alpha[2][2])
+{
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float mx = st.max[mt][h];
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+                mx = fmaxf(mx, fmaxf(t[mt][nt][2 * h], t[mt][nt][2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            /* A row with no visible key yet keeps max -inf; use 0 so -inf - max stays -inf. */
+            const float m_use = mx == -INFINITY ? 0.0f : mx;
+            const float old = st.max[mt][h];
+            alpha[mt][h] = old == -INFINITY ? 0.0f : sa_exp2((old - m_use) * row_scale[mt][h]);
+            st.max[mt][h] = mx;
+            float s = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float p = sa_exp2((t[mt][nt][2 * h + e] - m_use) * row_scale[mt][h]);
+                    t[mt][nt][2 * h + e] = p;
+                    s += p;
+                }
+            }
+            st.sum[mt][h] = st.sum[mt][h] * alpha[mt][h] + s;
+        }
+    }
+}
+
+#endif
