@@ -1,0 +1,184 @@
+/* host.compiler (catalog #3) and the build resources: build.ninja (#9), build.jobs (#8),
+ * build.disk. */
+#include "doctor/doctor.h"
+#include "doctor/fixes.h"
+#include "doctor/rules.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+void check_host_compiler(struct doctor_ctx *ctx, struct check_result *r)
+{
+    ctx_host(ctx);
+    const struct compiler_info *c = &ctx->compiler;
+    const struct host_limits *l = &ctx->limits;
+    result_ev(r, "compiler", "%s%s", c->command, ctx->env.cc ? " (from $CC)" : "");
+    if (ctx->env.cxx)
+        result_ev(r, "cxx", "%s", ctx->env.cxx);
+    if (ctx->host_config_path)
+        result_ev(r, "host_config", "%s", ctx->host_config_path);
+    if (l->gcc_max >= 0)
+        result_ev(r, "gcc_max", "%d", l->gcc_max);
+    if (l->clang_max >= 0)
+        result_ev(r, "clang_max", "%d", l->clang_max);
+    if (!c->found) {
+        result_set(r, CHECK_ERROR, "no host compiler: %s", c->error ? c->error : "not found");
+        if (ctx->env.cc)
+            result_fix(r, "unset CC CXX");
+        else
+            result_fix(r, "sudo apt-get install build-essential");
+        return;
+    }
+    char vb[32];
+    version_str(&c->version, vb, sizeof vb);
+    result_ev(r, "path", "%s", c->path);
+    result_ev(r, "version", "%s", vb);
+    int limit = c->is_clang ? l->clang_max : l->gcc_max;
+    const char *kind = c->is_clang ? "clang" : "gcc";
+    if (limit < 0) {
+        result_set(r, CHECK_SKIP,
+                   "%s %s; no limit to compare with (no readable "
+                   "crt/host_config.h in CUDA_HOME)",
+                   kind, vb);
+        return;
+    }
+    if (c->version.part[0] <= limit) {
+        result_set(r, CHECK_OK, "%s %s is accepted by this nvcc (%s <= %d, from host_config.h)",
+                   kind, vb, kind, limit);
+        return;
+    }
+    result_set(r, CHECK_ERROR,
+               "%s %s is newer than this nvcc accepts (%s <= %d): 'unsupported %s version!'", kind,
+               vb, kind, limit, c->is_clang ? "clang" : "GNU");
+    /* torch hands $CC to nvcc as -ccbin, so an older gcc beside the default one is enough. */
+    int gcc_limit = l->gcc_max >= 0 ? l->gcc_max : limit;
+    char *cc = NULL, *cxx = NULL;
+    int found = host_compiler_find_fitting(gcc_limit, ctx->env.path, &cc, &cxx);
+    if (found > 0)
+        result_fix(r, "export CC=%s CXX=%s", cc, cxx);
+    else
+        result_fix(r, "sudo apt-get install gcc-%d g++-%d && export CC=gcc-%d CXX=g++-%d",
+                   gcc_limit, gcc_limit, gcc_limit, gcc_limit);
+    free(cc);
+    free(cxx);
+}
+
+void check_build_ninja(struct doctor_ctx *ctx, struct check_result *r)
+{
+    const struct resources *res = ctx_resources(ctx);
+    char *py = shell_quote(ctx_python(ctx));
+    if (!res->ninja_path) {
+        result_set(r, CHECK_WARN,
+                   "ninja not found: torch falls back to the slow distutils "
+                   "backend, and JIT load() fails");
+        result_fix(r, "%s -m pip install ninja", py);
+    } else if (!res->ninja_version) {
+        result_ev(r, "path", "%s", res->ninja_path);
+        result_set(r, CHECK_WARN, "ninja is broken: %s", res->ninja_error);
+        result_fix(r, "%s -m pip install --force-reinstall ninja", py);
+    } else {
+        result_ev(r, "path", "%s", res->ninja_path);
+        result_ev(r, "version", "%s", res->ninja_version);
+        result_set(r, CHECK_OK, "ninja %s", res->ninja_version);
+    }
+    free(py);
+}
+
+void check_build_jobs(struct doctor_ctx *ctx, struct check_result *r)
+{
+    const struct resources *res = ctx_resources(ctx);
+    result_ev(r, "cores", "%d", res->cores);
+    if (res->mem_avail_kb < 0) {
+        result_set(r, CHECK_SKIP, "MemAvailable unknown (no /proc/meminfo)");
+        return;
+    }
+    double gb = res->mem_avail_kb / 1048576.0;
+    int jobs = resources_max_jobs(gb, RESOURCES_GB_PER_JOB, res->cores);
+    result_ev(r, "mem_available_gib", "%.1f", gb);
+    result_ev(r, "gib_per_job", "%.0f", RESOURCES_GB_PER_JOB);
+    result_ev(r, "suggested_max_jobs", "%d", jobs);
+    result_ev(r, "sageattention_env", "MAX_JOBS=%d EXT_PARALLEL=1 NVCC_APPEND_FLAGS='--threads 2'",
+              jobs);
+    /* Without MAX_JOBS torch runs ninja with #CPU+2 jobs (SageAttention even sets 32). */
+    int effective = res->cores + 2;
+    const char *source = "torch's default, cores + 2";
+    if (ctx->env.max_jobs && *ctx->env.max_jobs) {
+        effective = atoi(ctx->env.max_jobs);
+        source = "$MAX_JOBS";
+        result_ev(r, "MAX_JOBS", "%s", ctx->env.max_jobs);
+    }
+    if (effective > 0 && effective * RESOURCES_GB_PER_JOB > gb && effective > jobs) {
+        result_set(r, CHECK_WARN,
+                   "%d parallel nvcc jobs (%s) need about %.0f GiB, %.1f GiB is available: the "
+                   "build may be killed for memory",
+                   effective, source, effective * RESOURCES_GB_PER_JOB, gb);
+        result_fix(r, "export MAX_JOBS=%d", jobs);
+        return;
+    }
+    result_set(r, CHECK_OK, "MAX_JOBS=%d fits %.1f GiB available on %d cores", jobs, gb,
+               res->cores);
+}
+
+/* The nearest existing folder at or above path (the cache may not exist yet). */
+static char *existing_parent(const char *path)
+{
+    char *p = xstrdup(path);
+    while (!fs_is_dir(p) && strcmp(p, "/") && strcmp(p, ".")) {
+        char *up = fs_dirname(p);
+        free(p);
+        p = up;
+    }
+    return p;
+}
+
+void check_build_disk(struct doctor_ctx *ctx, struct check_result *r)
+{
+    const char *tmp = getenv("TMPDIR");
+    const char *paths[3] = {".", ctx->env.cache_dir, tmp && *tmp ? tmp : "/tmp"};
+    const char *keys[3] = {"build_dir", "cache_dir", "tmp_dir"};
+    long long worst = -1;
+    char *worst_path = NULL;
+    char hb[32];
+    for (int i = 0; i < 3; i++) {
+        if (!paths[i])
+            continue;
+        char *dir = existing_parent(paths[i]);
+        struct statvfs vfs;
+        if (statvfs(dir, &vfs) == 0) {
+            long long free_bytes = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+            result_ev(r, keys[i], "%s: %s free", dir, rule_format_bytes(free_bytes, hb, sizeof hb));
+            if (worst < 0 || free_bytes < worst) {
+                worst = free_bytes;
+                free(worst_path);
+                worst_path = xstrdup(dir);
+                dir = NULL;
+            }
+        }
+        free(dir);
+    }
+    if (worst < 0) {
+        result_set(r, CHECK_SKIP, "free space unknown");
+        return;
+    }
+    /* A toolkit (about 0.5 GiB unpacked) plus a kernel build's objects (1–2 GiB). */
+    const long long gib = 1024LL * 1024 * 1024;
+    rule_format_bytes(worst, hb, sizeof hb);
+    char *q = shell_quote(worst_path);
+    if (worst < 1 * gib) {
+        result_set(r, CHECK_ERROR, "only %s free in %s: a build needs about 3 GiB", hb, worst_path);
+        result_fix(r, "du -xsh %s/* 2>/dev/null | sort -h | tail  # the largest items to remove",
+                   q);
+    } else if (worst < 3 * gib) {
+        result_set(r, CHECK_WARN, "%s free in %s: a build needs about 3 GiB", hb, worst_path);
+        result_fix(r, "du -xsh %s/* 2>/dev/null | sort -h | tail  # the largest items to remove",
+                   q);
+    } else {
+        result_set(r, CHECK_OK, "at least %s free for the toolkit, the build and temporary files",
+                   hb);
+    }
+    free(q);
+    free(worst_path);
+}

@@ -1,0 +1,234 @@
+/* Lazy probes for the checks, and the result builders. */
+#include "doctor/doctor.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/xdg.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ctx_init(struct doctor_ctx *ctx, const struct doctor_opts *opts)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->opts = opts;
+    ctx->env.path = getenv("PATH");
+    ctx->env.cc = getenv("CC");
+    ctx->env.cxx = getenv("CXX");
+    ctx->env.torch_arch_list = getenv("TORCH_CUDA_ARCH_LIST");
+    ctx->env.max_jobs = getenv("MAX_JOBS");
+    ctx->env.cache_dir = xdg_cache_dir();
+}
+
+void ctx_free(struct doctor_ctx *ctx)
+{
+    if (ctx->have_torch)
+        torch_info_free(&ctx->torch);
+    free(ctx->sage_dir);
+    free(ctx->triton_dir);
+    free(ctx->nvidia_dir);
+    if (ctx->have_gpu)
+        gpu_info_free(&ctx->gpu);
+    if (ctx->have_home)
+        cuda_home_free(&ctx->home);
+    if (ctx->have_nvcc)
+        nvcc_info_free(&ctx->nvcc);
+    if (ctx->have_host) {
+        free(ctx->host_config_path);
+        compiler_info_free(&ctx->compiler);
+    }
+    if (ctx->have_resources)
+        resources_free(&ctx->res);
+    free((char *)ctx->env.cache_dir);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+/* With --torch-dir the packages beside torch are found in its folder; otherwise one python run
+ * answers for torch and its neighbours at once (each python start costs tens of ms). */
+const struct torch_info *ctx_torch(struct doctor_ctx *ctx)
+{
+    if (ctx->have_torch)
+        return &ctx->torch;
+    ctx->have_torch = 1;
+    struct torch_info *t = &ctx->torch;
+    if (ctx->opts->torch_dir) {
+        probe_torch(NULL, ctx->opts->torch_dir, t);
+        if (ctx->opts->python)
+            t->python = xstrdup(ctx->opts->python);
+        const char *names[] = {"sageattention", "triton", "nvidia"};
+        char **slots[] = {&ctx->sage_dir, &ctx->triton_dir, &ctx->nvidia_dir};
+        for (int i = 0; i < 3; i++) {
+            char *p = t->site ? fs_join(t->site, names[i]) : NULL;
+            if (p && fs_is_dir(p))
+                *slots[i] = p;
+            else
+                free(p);
+        }
+        return t;
+    }
+    const char *python = ctx->opts->python ? ctx->opts->python : "python3";
+    const char *names[] = {"torch", "sageattention", "triton", "nvidia"};
+    char *dirs[4] = {NULL, NULL, NULL, NULL};
+    char *pyver = NULL, *error = NULL;
+    int rc = python_find_packages(python, names, 4, dirs, &pyver, &error, TORCH_PROBE_TIMEOUT_MS);
+    if (rc == 0 && dirs[0]) {
+        probe_torch(NULL, dirs[0], t);
+    } else {
+        memset(t, 0, sizeof *t);
+        t->error = rc == 0 ? xasprintf("torch is not installed for %s", python) : error;
+        error = NULL;
+    }
+    t->python = xstrdup(python);
+    t->python_version = pyver;
+    ctx->sage_dir = dirs[1];
+    ctx->triton_dir = dirs[2];
+    ctx->nvidia_dir = dirs[3];
+    free(dirs[0]);
+    free(error);
+    return t;
+}
+
+struct version ctx_torch_cuda(struct doctor_ctx *ctx)
+{
+    struct version v = {{0, 0, 0, 0}, 0};
+    const struct torch_info *t = ctx_torch(ctx);
+    if (t->found && t->cuda)
+        version_parse(t->cuda, &v);
+    return v;
+}
+
+const char *ctx_python(struct doctor_ctx *ctx)
+{
+    if (ctx->opts->python)
+        return ctx->opts->python;
+    if (ctx->have_torch && ctx->torch.python)
+        return ctx->torch.python;
+    return "python3";
+}
+
+const struct gpu_info *ctx_gpu(struct doctor_ctx *ctx)
+{
+    if (!ctx->have_gpu) {
+        ctx->have_gpu = 1;
+        probe_gpu(GPU_PROBE_TIMEOUT_MS, &ctx->gpu);
+    }
+    return &ctx->gpu;
+}
+
+static int path_exists(const char *path, void *unused)
+{
+    (void)unused;
+    return fs_exists(path);
+}
+
+const struct cuda_home *ctx_home(struct doctor_ctx *ctx)
+{
+    if (!ctx->have_home) {
+        ctx->have_home = 1;
+        char *nvcc = fs_which_in("nvcc", ctx->env.path);
+        cuda_home_resolve(ctx->opts->cuda_home, getenv("CUDA_HOME"), getenv("CUDA_PATH"), nvcc,
+                          path_exists, NULL, &ctx->home);
+        free(nvcc);
+    }
+    return &ctx->home;
+}
+
+const struct nvcc_info *ctx_nvcc(struct doctor_ctx *ctx)
+{
+    const struct cuda_home *h = ctx_home(ctx);
+    if (!h->path)
+        return NULL;
+    if (!ctx->have_nvcc) {
+        ctx->have_nvcc = 1;
+        char *p = nvcc_path_in(h->path);
+        probe_nvcc(p, NVCC_PROBE_TIMEOUT_MS, &ctx->nvcc);
+        free(p);
+    }
+    return &ctx->nvcc;
+}
+
+void ctx_host(struct doctor_ctx *ctx)
+{
+    if (ctx->have_host)
+        return;
+    ctx->have_host = 1;
+    ctx->limits.gcc_max = ctx->limits.clang_max = -1;
+    const struct cuda_home *h = ctx_home(ctx);
+    if (h->path) {
+        ctx->host_config_path = host_config_find(h->path);
+        char *text =
+            ctx->host_config_path ? fs_read_file(ctx->host_config_path, 1 << 20, NULL) : NULL;
+        host_config_parse(text, &ctx->limits);
+        free(text);
+    }
+    probe_compiler(host_compiler_default(ctx->env.cc), &ctx->compiler);
+}
+
+const struct resources *ctx_resources(struct doctor_ctx *ctx)
+{
+    if (!ctx->have_resources) {
+        ctx->have_resources = 1;
+        probe_resources(".", &ctx->res);
+    }
+    return &ctx->res;
+}
+
+void result_set(struct check_result *r, enum check_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct strbuf sb = STRBUF_INIT;
+    sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    free(r->summary);
+    r->summary = sb_detach(&sb);
+    r->status = s;
+}
+
+void result_fix(struct check_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct strbuf sb = STRBUF_INIT;
+    sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    free(r->fix);
+    r->fix = sb_detach(&sb);
+}
+
+void result_ev(struct check_result *r, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct strbuf sb = STRBUF_INIT;
+    sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < r->nevidence; i++)
+        if (!strcmp(r->evidence[i].key, key)) {
+            free(r->evidence[i].value);
+            r->evidence[i].value = sb_detach(&sb);
+            return;
+        }
+    r->evidence = xrealloc(r->evidence, (size_t)(r->nevidence + 1) * sizeof *r->evidence);
+    r->evidence[r->nevidence].key = xstrdup(key);
+    r->evidence[r->nevidence].value = sb_detach(&sb);
+    r->nevidence++;
+}
+
+void result_free(struct check_result *r)
+{
+    free(r->summary);
+    free(r->fix);
+    for (int i = 0; i < r->nevidence; i++) {
+        free(r->evidence[i].key);
+        free(r->evidence[i].value);
+    }
+    free(r->evidence);
+    memset(r, 0, sizeof *r);
+}
+
+const char *check_status_name(enum check_status s)
+{
+    static const char *const names[] = {"ok", "warn", "error", "skip"};
+    return (unsigned)s < 4 ? names[s] : "error";
+}

@@ -1,0 +1,100 @@
+#include "doctor/fixes.h"
+#include "doctor/rules.h"
+#include "util/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *shell_quote(const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@%", *p))
+            plain = 0;
+    if (plain)
+        return xstrdup(s);
+    struct strbuf sb = STRBUF_INIT;
+    sb_adds(&sb, "'");
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            sb_adds(&sb, "'\\''");
+        else
+            sb_add(&sb, p, 1);
+    }
+    sb_adds(&sb, "'");
+    return sb_detach(&sb);
+}
+
+char *fix_fetch_cuda(const struct version *cuda)
+{
+    if (!cuda || cuda->nparts == 0)
+        return xstrdup("sagebuild fetch-cuda --match-torch && eval \"$(sagebuild env)\"");
+    return xasprintf("sagebuild fetch-cuda --cuda %d.%d && eval \"$(sagebuild env)\"",
+                     cuda->part[0], cuda->part[1]);
+}
+
+char *fix_install_torch(struct doctor_ctx *ctx, int pin_version, int reinstall)
+{
+    const struct gpu_info *g = ctx_gpu(ctx);
+    const char *tag = NULL;
+    if (g->cuda_driver_version > 0) {
+        tag = rule_torch_index_tag(g->cuda_driver_version);
+    } else {
+        const struct nvcc_info *n = ctx_nvcc(ctx);
+        if (n && n->ran)
+            tag = rule_torch_index_tag_exact(&n->version.release);
+    }
+    if (!tag)
+        tag = "cu130";
+    char *py = shell_quote(ctx_python(ctx));
+    char *pin = NULL;
+    const struct torch_info *t = ctx_torch(ctx);
+    if (pin_version && t->version) {
+        size_t n = strcspn(t->version, "+");
+        pin = xasprintf("==%.*s", (int)n, t->version);
+    }
+    char *fix = xasprintf("%s -m pip install %storch%s --index-url "
+                          "https://download.pytorch.org/whl/%s",
+                          py, reinstall ? "--force-reinstall " : "", pin ? pin : "", tag);
+    free(pin);
+    free(py);
+    return fix;
+}
+
+char *local_arch_list(struct doctor_ctx *ctx)
+{
+    const struct gpu_info *g = ctx_gpu(ctx);
+    struct strbuf sb = STRBUF_INIT;
+    for (int i = 0; i < g->count; i++) {
+        char one[16];
+        snprintf(one, sizeof one, "%d.%d", g->devices[i].cc_major, g->devices[i].cc_minor);
+        if (sb.len && strstr(sb_str(&sb), one))
+            continue;
+        if (sb.len)
+            sb_adds(&sb, ";");
+        sb_adds(&sb, one);
+    }
+    if (!sb.len)
+        return NULL;
+    return sb_detach(&sb);
+}
+
+char *fix_rebuild_sage(struct doctor_ctx *ctx, const char *arch_list)
+{
+    char *local = arch_list ? NULL : local_arch_list(ctx);
+    const char *archs = arch_list ? arch_list : local;
+    const struct resources *res = ctx_resources(ctx);
+    int jobs = res->mem_avail_kb > 0 ? resources_max_jobs(res->mem_avail_kb / 1048576.0,
+                                                          RESOURCES_GB_PER_JOB, res->cores)
+                                     : 2;
+    char *py = shell_quote(ctx_python(ctx));
+    char *fix = xasprintf("%s%s%sMAX_JOBS=%d EXT_PARALLEL=1 %s -m pip install --no-build-isolation "
+                          "--force-reinstall --no-deps "
+                          "'git+https://github.com/thu-ml/SageAttention.git'",
+                          archs ? "TORCH_CUDA_ARCH_LIST='" : "", archs ? archs : "",
+                          archs ? "' " : "", jobs, py);
+    free(py);
+    free(local);
+    return fix;
+}

@@ -1,0 +1,116 @@
+#include "doctor/report.h"
+#include "cmd.h"
+#include "util/strbuf.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+
+static enum out_status out_of(enum check_status s)
+{
+    switch (s) {
+    case CHECK_OK:
+        return OUT_OK;
+    case CHECK_WARN:
+        return OUT_WARN;
+    case CHECK_ERROR:
+        return OUT_ERROR;
+    default:
+        return OUT_SKIP;
+    }
+}
+
+void report_count(struct doctor_counts *c, enum check_status s)
+{
+    switch (s) {
+    case CHECK_OK:
+        c->ok++;
+        break;
+    case CHECK_WARN:
+        c->warn++;
+        break;
+    case CHECK_ERROR:
+        c->error++;
+        break;
+    default:
+        c->skip++;
+    }
+}
+
+void report_human_row(FILE *f, const struct out_style *st, const struct check_def *def,
+                      const struct check_result *r, int verbose, int quiet)
+{
+    int problem = r->status == CHECK_WARN || r->status == CHECK_ERROR;
+    if (quiet && !problem)
+        return;
+    enum out_status os = out_of(r->status);
+    fprintf(f, "%s%s%s %s%s%s (%s): %s\n", out_color(st, os), out_status_mark(st, os),
+            out_reset(st), out_bold(st), def->title, out_reset(st), def->id,
+            r->summary ? r->summary : "");
+    if (verbose)
+        for (int i = 0; i < r->nevidence; i++)
+            fprintf(f, "    %s %s: %s\n", st->unicode ? "•" : "-", r->evidence[i].key,
+                    r->evidence[i].value);
+    if (problem && r->fix)
+        fprintf(f, "    %sfix:%s %s\n", out_color(st, os), out_reset(st), r->fix);
+}
+
+void report_human_summary(FILE *f, const struct out_style *st, const struct doctor_counts *c,
+                          long elapsed_ms, int verbose)
+{
+    int total = c->ok + c->warn + c->error + c->skip;
+    fputc('\n', f);
+    if (c->error || c->warn)
+        fprintf(f,
+                "%s!%s Doctor found %d error%s and %d warning%s in %d checks (%d ok, %d "
+                "skipped).",
+                out_color(st, c->error ? OUT_ERROR : OUT_WARN), out_reset(st), c->error,
+                c->error == 1 ? "" : "s", c->warn, c->warn == 1 ? "" : "s", total, c->ok, c->skip);
+    else
+        fprintf(f, "%s%s%s No issues found (%d checks, %d skipped).", out_color(st, OUT_OK),
+                st->unicode ? "•" : "-", out_reset(st), total, c->skip);
+    if (verbose)
+        fprintf(f, " [%ld ms]", elapsed_ms);
+    fputc('\n', f);
+}
+
+char *report_json(const struct check_def *const *defs, const struct check_result *results, int n,
+                  const struct doctor_counts *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema", 1);
+    cJSON_AddStringToObject(root, "sagebuild", SAGEBUILD_VERSION);
+    cJSON *checks = cJSON_AddArrayToObject(root, "checks");
+    for (int i = 0; i < n; i++) {
+        const struct check_result *r = &results[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", defs[i]->id);
+        cJSON_AddStringToObject(o, "title", defs[i]->title);
+        cJSON_AddStringToObject(o, "status", check_status_name(r->status));
+        cJSON_AddStringToObject(o, "summary", r->summary ? r->summary : "");
+        cJSON *ev = cJSON_AddObjectToObject(o, "evidence");
+        for (int k = 0; k < r->nevidence; k++)
+            cJSON_AddStringToObject(ev, r->evidence[k].key, r->evidence[k].value);
+        if (r->fix)
+            cJSON_AddStringToObject(o, "fix", r->fix);
+        else
+            cJSON_AddNullToObject(o, "fix");
+        cJSON_AddItemToArray(checks, o);
+    }
+    cJSON *counts = cJSON_AddObjectToObject(root, "counts");
+    cJSON_AddNumberToObject(counts, "ok", c->ok);
+    cJSON_AddNumberToObject(counts, "warn", c->warn);
+    cJSON_AddNumberToObject(counts, "error", c->error);
+    cJSON_AddNumberToObject(counts, "skip", c->skip);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    char *out = xstrdup(text);
+    cJSON_free(text);
+    return out;
+}
+
+int report_exit_status(const struct doctor_counts *c)
+{
+    if (c->error)
+        return SB_EXIT_ERROR;
+    return c->warn ? SB_EXIT_WARN : SB_EXIT_OK;
+}
