@@ -1,3 +1,35 @@
-# Kernel targets for the top-level Makefile; replaced when kernels/ lands.
-kernel-test:
-	@echo "kernel-test: kernels/ has no sources yet"
+# Kernel targets, included by the top-level Makefile.
+#   make kernel-test        CPU tests of the C reference (kernels/ref) and, with the nvcc on
+#                           PATH, the CMake build of the kernels for sm_90 and sm_120a
+#                           (kernels/tests/build-check.sh; KERNEL_TEST_ARCHS overrides)
+#   make kernel-cpu-test    only the CPU tests
+#   make kernel-build-test  only the build checks
+
+# The reference includes src/sa_internal.h (the kernels' constants), which includes
+# cuda_runtime.h: take the headers of the nvcc on PATH, else CUDA_HOME, else /usr/local/cuda.
+KERNEL_CUDA_HOME := $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),$(CUDA_HOME),/usr/local/cuda)
+KERNEL_TEST_CFLAGS := $(CSTD) $(WARN) -O2 -g -Ikernels/ref -Ikernels/tests -Ikernels/include \
+	-Ikernels/src -isystem $(KERNEL_CUDA_HOME)/include
+KERNEL_REF_SRC := $(sort $(wildcard kernels/ref/*.c))
+KERNEL_TEST_SUPPORT := kernels/tests/sa_check.c kernels/tests/sa_testdata.c
+KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h \
+	kernels/include/sageattn.h)
+KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref
+
+.PHONY: kernel-test kernel-cpu-test kernel-build-test
+
+build/kernels/%: kernels/tests/%.c $(KERNEL_REF_SRC) $(KERNEL_TEST_SUPPORT) $(KERNEL_TEST_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_TEST_CFLAGS) -o $@ $< $(KERNEL_TEST_SUPPORT) $(KERNEL_REF_SRC) -lm
+
+kernel-cpu-test: $(KERNEL_TEST_BIN)
+	@for t in $(KERNEL_TEST_BIN); do \
+		start=$$(date +%s); $$t || exit 1; \
+		echo "kernel-test: $$(basename $$t) took $$(( $$(date +%s) - start )) s"; \
+	done
+
+kernel-build-test:
+	@bash kernels/tests/build-check.sh
+
+kernel-test: kernel-cpu-test kernel-build-test
+	@echo "kernel-test: all kernel checks passed"

@@ -1,0 +1,387 @@
+#include "sa_ref.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sa_convert.h"
+#include "sa_internal.h"
+
+size_t sa_ref_offset(const int64_t stride[3], int b, int h, int t, int c)
+{
+    return (size_t)(b * stride[0] + h * stride[1] + t * stride[2] + c);
+}
+
+float sa_ref_load(const void *base, const int64_t stride[3], sageattn_dtype dtype, int b, int h,
+                  int t, int c)
+{
+    uint16_t bits = ((const uint16_t *)base)[sa_ref_offset(stride, b, h, t, c)];
+    return dtype == SAGEATTN_DTYPE_BF16 ? sa_bf16_to_f32(bits) : sa_f16_to_f32(bits);
+}
+
+static uint16_t to_dtype(float x, sageattn_dtype dtype)
+{
+    return dtype == SAGEATTN_DTYPE_BF16 ? sa_f32_to_bf16(x) : sa_f32_to_f16(x);
+}
+
+static float round_to_dtype(float x, sageattn_dtype dtype)
+{
+    return dtype == SAGEATTN_DTYPE_BF16 ? sa_bf16_to_f32(sa_f32_to_bf16(x))
+                                        : sa_f16_to_f32(sa_f32_to_f16(x));
+}
+
+static int params_ok(const sageattn_params *p)
+{
+    if (!p || !p->q || !p->k || !p->v || !p->o)
+        return 0;
+    if (p->batch <= 0 || p->num_q_heads <= 0 || p->num_kv_heads <= 0 || p->q_len <= 0 ||
+        p->kv_len <= 0 || p->head_dim <= 0 || p->head_dim > 128)
+        return 0;
+    return p->num_q_heads % p->num_kv_heads == 0;
+}
+
+static float resolved_sm_scale(const sageattn_params *p)
+{
+    return p->sm_scale != 0.0f ? p->sm_scale : 1.0f / sqrtf((float)p->head_dim);
+}
+
+/* Keys query i may see: all, or (causal, bottom-right aligned) those j <= i + kv_len - q_len. */
+static int visible_keys(const sageattn_params *p, int i)
+{
+    if (!p->causal)
+        return p->kv_len;
+    long n = (long)i + p->kv_len - p->q_len + 1;
+    return n < 0 ? 0 : (n > p->kv_len ? p->kv_len : (int)n);
+}
+
+/* Per-token-group INT8 absmax quantization of rows x[rows][dp] (groups of `group` rows):
+ * scale = absmax/127, q = RNE(x·(127/absmax)); an all-zero group is quantized as if its absmax
+ * were 1 (zeros, scale 1/127), so every scale is positive as the kernels require. */
+static void quantize_rows(const float *x, int rows, int dp, int group, int8_t *q, float *scale)
+{
+    for (int g0 = 0; g0 < rows; g0 += group) {
+        int g1 = g0 + group < rows ? g0 + group : rows;
+        float amax = 0.0f;
+        for (int r = g0; r < g1; r++)
+            for (int c = 0; c < dp; c++)
+                amax = fmaxf(amax, fabsf(x[(size_t)r * dp + c]));
+        if (amax == 0.0f)
+            amax = 1.0f;
+        float inv = SA_INT8_MAX / amax;
+        for (int r = g0; r < g1; r++) {
+            scale[r] = amax / SA_INT8_MAX;
+            for (int c = 0; c < dp; c++)
+                q[(size_t)r * dp + c] = sa_f32_to_int8(x[(size_t)r * dp + c] * inv);
+        }
+    }
+}
+
+/* One (batch, kv head): the key and value operands as the main loop sees them. */
+struct kv_operands {
+    float *k;      /* [lkv][dp], mean-subtracted when smoothing (fp16 mode: raw) */
+    int8_t *kq;    /* [lkv][dp] */
+    float *kscale; /* [lkv] */
+    float *kmean;  /* [dp] (zeros when not smoothing) */
+    float *v;      /* [lkv][dp]: input values, or E4M3 values (int8-fp8) */
+    float *vscale; /* [dp]: 1 except int8-fp8 */
+};
+
+static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg, int b, int hk,
+                       int dp, struct kv_operands *kv)
+{
+    int lkv = p->kv_len, d = p->head_dim;
+    int quantized = cfg->mode != SAGEATTN_MODE_FP16;
+    memset(kv->kmean, 0, sizeof(float) * (size_t)dp);
+    for (int j = 0; j < lkv; j++)
+        for (int c = 0; c < dp; c++) {
+            size_t e = (size_t)j * dp + c;
+            kv->k[e] = c < d ? sa_ref_load(p->k, p->k_stride, p->dtype, b, hk, j, c) : 0.0f;
+            kv->v[e] = c < d ? sa_ref_load(p->v, p->v_stride, p->dtype, b, hk, j, c) : 0.0f;
+        }
+    if (quantized && cfg->smooth_k) {
+        for (int c = 0; c < d; c++) {
+            double sum = 0.0;
+            for (int j = 0; j < lkv; j++)
+                sum += kv->k[(size_t)j * dp + c];
+            kv->kmean[c] = (float)(sum / lkv);
+        }
+        for (int j = 0; j < lkv; j++)
+            for (int c = 0; c < dp; c++)
+                kv->k[(size_t)j * dp + c] -= kv->kmean[c];
+    }
+    if (quantized)
+        quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
+    for (int c = 0; c < dp; c++)
+        kv->vscale[c] = 1.0f;
+    if (cfg->mode == SAGEATTN_MODE_INT8_FP8) {
+        for (int c = 0; c < dp; c++) {
+            float amax = 0.0f;
+            for (int j = 0; j < lkv; j++)
+                amax = fmaxf(amax, fabsf(kv->v[(size_t)j * dp + c]));
+            kv->vscale[c] = amax > 0.0f ? amax / cfg->fp8_v_scale_max : 1.0f;
+        }
+        for (int j = 0; j < lkv; j++)
+            for (int c = 0; c < dp; c++) {
+                size_t e = (size_t)j * dp + c;
+                kv->v[e] = sa_e4m3_to_f32(sa_f32_to_e4m3(kv->v[e] / kv->vscale[c]));
+            }
+    }
+}
+
+/* Score of query row i against key j in the "t" domain: the kernel's pre-scale value whose
+ * product with qs is the base-2 logit. */
+static float score_t(const struct sa_ref_config *cfg, const int8_t *qq, const float *qf,
+                     const struct kv_operands *kv, int j, int dp)
+{
+    if (cfg->mode == SAGEATTN_MODE_FP16) {
+        float acc = 0.0f;
+        for (int c = 0; c < dp; c++)
+            acc = fmaf(qf[c], kv->k[(size_t)j * dp + c], acc);
+        return acc;
+    }
+    int32_t acc = 0;
+    for (int c = 0; c < dp; c++)
+        acc += (int32_t)qq[c] * kv->kq[(size_t)j * dp + c];
+    return (float)acc * kv->kscale[j];
+}
+
+struct row_work {
+    float *t;    /* [k_tile] */
+    float *acc;  /* [dp] fp32 output accumulator */
+    float *tile; /* [dp] per-tile accumulator (int8-fp8) */
+};
+
+/* One query row through the tiled online softmax; writes o_row[d] and *lse. */
+static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg,
+                       const struct kv_operands *kv, const int8_t *qq, const float *qf, float qs,
+                       float q_dot_kmean, int nkeys, int dp, struct row_work *w, float *o_row,
+                       float *lse)
+{
+    int fp8 = cfg->mode == SAGEATTN_MODE_INT8_FP8;
+    float mt = -INFINITY, l = 0.0f;
+    memset(w->acc, 0, sizeof(float) * (size_t)dp);
+    for (int j0 = 0; j0 < nkeys; j0 += cfg->k_tile) {
+        int j1 = j0 + cfg->k_tile < nkeys ? j0 + cfg->k_tile : nkeys;
+        float tile_max = -INFINITY;
+        for (int j = j0; j < j1; j++) {
+            w->t[j - j0] = score_t(cfg, qq, qf, kv, j, dp);
+            tile_max = fmaxf(tile_max, w->t[j - j0]);
+        }
+        /* p = exp2((t - max)·qs): subtracting before scaling keeps the row maximum at exactly
+         * p = 1 whatever the logits' magnitude (as attn/sa_softmax.cuh does). */
+        float mt_new = fmaxf(mt, tile_max);
+        float alpha = mt == -INFINITY ? 0.0f : exp2f((mt - mt_new) * qs);
+        l *= alpha;
+        for (int c = 0; c < dp; c++)
+            w->acc[c] *= alpha;
+        memset(w->tile, 0, sizeof(float) * (size_t)dp);
+        for (int j = j0; j < j1; j++) {
+            float pj = exp2f((w->t[j - j0] - mt_new) * qs);
+            l += pj;
+            const float *vj = kv->v + (size_t)j * dp;
+            if (!fp8) {
+                float pr = round_to_dtype(pj, p->dtype);
+                for (int c = 0; c < dp; c++)
+                    w->acc[c] = fmaf(pr, vj[c], w->acc[c]);
+                continue;
+            }
+            float p8 = sa_e4m3_to_f32(sa_f32_to_e4m3(pj * cfg->fp8_p_scale));
+            float *target = cfg->two_level ? w->tile : w->acc;
+            for (int c = 0; c < dp; c++)
+                target[c] = sa_round_mantissa(fmaf(p8, vj[c], target[c]), cfg->tile_acc_bits);
+        }
+        if (fp8 && cfg->two_level)
+            for (int c = 0; c < dp; c++)
+                w->acc[c] += w->tile[c];
+        mt = mt_new;
+    }
+    for (int c = 0; c < p->head_dim; c++) {
+        if (nkeys == 0)
+            o_row[c] = 0.0f;
+        else if (fp8)
+            o_row[c] = w->acc[c] * kv->vscale[c] / (cfg->fp8_p_scale * l);
+        else
+            o_row[c] = w->acc[c] / l;
+    }
+    *lse = nkeys == 0 ? -INFINITY : SA_LN2 * (mt * qs + log2f(l)) + q_dot_kmean;
+}
+
+struct ref_buffers {
+    struct kv_operands kv;
+    float *qf;     /* [q_len][dp] */
+    int8_t *qq;    /* [q_len][dp] */
+    float *qscale; /* [q_len] */
+    float *o_row;  /* [dp] */
+    struct row_work w;
+};
+
+static void free_buffers(struct ref_buffers *r)
+{
+    free(r->kv.k);
+    free(r->kv.kq);
+    free(r->kv.kscale);
+    free(r->kv.kmean);
+    free(r->kv.v);
+    free(r->kv.vscale);
+    free(r->qf);
+    free(r->qq);
+    free(r->qscale);
+    free(r->o_row);
+    free(r->w.t);
+    free(r->w.acc);
+    free(r->w.tile);
+}
+
+static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp, int k_tile)
+{
+    size_t kvn = (size_t)p->kv_len * dp, qn = (size_t)p->q_len * dp;
+    memset(r, 0, sizeof *r);
+    r->kv.k = malloc(sizeof(float) * kvn);
+    r->kv.kq = malloc(kvn);
+    r->kv.kscale = malloc(sizeof(float) * (size_t)p->kv_len);
+    r->kv.kmean = malloc(sizeof(float) * (size_t)dp);
+    r->kv.v = malloc(sizeof(float) * kvn);
+    r->kv.vscale = malloc(sizeof(float) * (size_t)dp);
+    r->qf = malloc(sizeof(float) * qn);
+    r->qq = malloc(qn);
+    r->qscale = malloc(sizeof(float) * (size_t)p->q_len);
+    r->o_row = malloc(sizeof(float) * (size_t)dp);
+    r->w.t = malloc(sizeof(float) * (size_t)k_tile);
+    r->w.acc = malloc(sizeof(float) * (size_t)dp);
+    r->w.tile = malloc(sizeof(float) * (size_t)dp);
+    if (r->kv.k && r->kv.kq && r->kv.kscale && r->kv.kmean && r->kv.v && r->kv.vscale && r->qf &&
+        r->qq && r->qscale && r->o_row && r->w.t && r->w.acc && r->w.tile)
+        return 0;
+    free_buffers(r);
+    return -1;
+}
+
+/* Q of one (batch, head): loaded, zero-padded, quantized with sm_scale·log2(e) folded in. */
+static void prepare_q(const sageattn_params *p, const struct sa_ref_config *cfg, int b, int h,
+                      int dp, struct ref_buffers *r)
+{
+    for (int i = 0; i < p->q_len; i++)
+        for (int c = 0; c < dp; c++)
+            r->qf[(size_t)i * dp + c] =
+                c < p->head_dim ? sa_ref_load(p->q, p->q_stride, p->dtype, b, h, i, c) : 0.0f;
+    float fold = resolved_sm_scale(p) * (cfg->fold_log2e ? SA_LOG2E : 1.0f);
+    if (cfg->mode == SAGEATTN_MODE_FP16) {
+        for (int i = 0; i < p->q_len; i++)
+            r->qscale[i] = fold;
+        return;
+    }
+    quantize_rows(r->qf, p->q_len, dp, cfg->q_quant_rows, r->qq, r->qscale);
+    for (int i = 0; i < p->q_len; i++)
+        r->qscale[i] *= fold;
+}
+
+int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
+{
+    if (!params_ok(p) || !cfg || cfg->k_tile <= 0 || cfg->q_quant_rows <= 0 ||
+        cfg->k_quant_rows <= 0)
+        return -1;
+    int dp = p->head_dim <= 64 ? 64 : 128;
+    int group = p->num_q_heads / p->num_kv_heads;
+    float sm_scale = resolved_sm_scale(p);
+    struct ref_buffers r;
+    if (alloc_buffers(&r, p, dp, cfg->k_tile) != 0)
+        return -1;
+    for (int b = 0; b < p->batch; b++)
+        for (int hk = 0; hk < p->num_kv_heads; hk++) {
+            prepare_kv(p, cfg, b, hk, dp, &r.kv);
+            for (int h = hk * group; h < (hk + 1) * group; h++) {
+                prepare_q(p, cfg, b, h, dp, &r);
+                for (int i = 0; i < p->q_len; i++) {
+                    const float *qf = r.qf + (size_t)i * dp;
+                    float q_dot_kmean = 0.0f;
+                    for (int c = 0; c < dp; c++)
+                        q_dot_kmean = fmaf(qf[c], r.kv.kmean[c], q_dot_kmean);
+                    float lse;
+                    attend_row(p, cfg, &r.kv, r.qq + (size_t)i * dp, qf, r.qscale[i],
+                               sm_scale * q_dot_kmean, visible_keys(p, i), dp, &r.w, r.o_row, &lse);
+                    uint16_t *o = p->o;
+                    for (int c = 0; c < p->head_dim; c++)
+                        o[sa_ref_offset(p->o_stride, b, h, i, c)] = to_dtype(r.o_row[c], p->dtype);
+                    if (p->lse)
+                        p->lse[((size_t)b * p->num_q_heads + h) * p->q_len + i] = lse;
+                }
+            }
+        }
+    free_buffers(&r);
+    return 0;
+}
+
+int sa_exact_attention(const sageattn_params *p, double *o_exact, double *lse_exact)
+{
+    if (!params_ok(p) || !o_exact)
+        return -1;
+    int d = p->head_dim, group = p->num_q_heads / p->num_kv_heads;
+    double scale = resolved_sm_scale(p);
+    double *s = malloc(sizeof(double) * (size_t)p->kv_len);
+    double *q = malloc(sizeof(double) * (size_t)d);
+    if (!s || !q) {
+        free(s);
+        free(q);
+        return -1;
+    }
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->num_q_heads; h++)
+            for (int i = 0; i < p->q_len; i++) {
+                int hk = h / group, nkeys = visible_keys(p, i);
+                size_t row = ((size_t)b * p->num_q_heads + h) * p->q_len + i;
+                double *o = o_exact + row * d;
+                for (int c = 0; c < d; c++) {
+                    q[c] = sa_ref_load(p->q, p->q_stride, p->dtype, b, h, i, c);
+                    o[c] = 0.0;
+                }
+                double m = -INFINITY, l = 0.0;
+                for (int j = 0; j < nkeys; j++) {
+                    double acc = 0.0;
+                    for (int c = 0; c < d; c++)
+                        acc += q[c] * sa_ref_load(p->k, p->k_stride, p->dtype, b, hk, j, c);
+                    s[j] = acc * scale;
+                    m = fmax(m, s[j]);
+                }
+                for (int j = 0; j < nkeys; j++) {
+                    double pj = exp(s[j] - m);
+                    l += pj;
+                    for (int c = 0; c < d; c++)
+                        o[c] += pj * sa_ref_load(p->v, p->v_stride, p->dtype, b, hk, j, c);
+                }
+                for (int c = 0; c < d && nkeys > 0; c++)
+                    o[c] /= l;
+                if (lse_exact)
+                    lse_exact[row] = nkeys > 0 ? m + log(l) : -INFINITY;
+            }
+    free(s);
+    free(q);
+    return 0;
+}
+
+struct sa_metrics sa_compare_output(const sageattn_params *p, const double *o_exact)
+{
+    struct sa_metrics m = {0};
+    double diff_l1 = 0.0, ref_l1 = 0.0, dot = 0.0, oo = 0.0, rr = 0.0;
+    int d = p->head_dim;
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->num_q_heads; h++)
+            for (int i = 0; i < p->q_len; i++)
+                for (int c = 0; c < d; c++) {
+                    double o = sa_ref_load(p->o, p->o_stride, p->dtype, b, h, i, c);
+                    double r = o_exact[(((size_t)b * p->num_q_heads + h) * p->q_len + i) * d + c];
+                    if (!isfinite(o)) {
+                        m.nonfinite++;
+                        continue;
+                    }
+                    diff_l1 += fabs(o - r);
+                    ref_l1 += fabs(r);
+                    dot += o * r;
+                    oo += o * o;
+                    rr += r * r;
+                    m.max_abs = fmax(m.max_abs, fabs(o - r));
+                }
+    m.rel_l1 = ref_l1 > 0.0 ? diff_l1 / ref_l1 : (diff_l1 > 0.0 ? INFINITY : 0.0);
+    m.cos = (oo > 0.0 && rr > 0.0) ? dot / sqrt(oo * rr) : (oo == rr ? 1.0 : 0.0);
+    return m;
+}

@@ -1,0 +1,64 @@
+/* C reference of libsageattn's numerics, for CPU tests.
+ *
+ * sa_ref_attention() follows the quantized algorithm of kernels/ALGORITHM.md step by step, with
+ * the same scales, rounding and accumulation structure as the kernels (but in a plain loop
+ * order): K mean subtraction, INT8 absmax quantization with the granularities of
+ * src/sa_internal.h, sm_scale·log2(e) folded into Q's scale, base-2 online softmax over key tiles,
+ * P rounded to the input dtype (int8-fp16, fp16) or scaled to E4M3 with per-channel V scales and
+ * two-level accumulation (int8-fp8), head_dim zero-padded to 64 or 128.
+ * sa_exact_attention() is plain softmax attention in fp64, the yardstick for both.
+ *
+ * Tensors are host memory described exactly like the GPU API's (sageattn_params: base pointers
+ * and element strides), fp16 or bf16 stored as uint16_t bit patterns. */
+#ifndef SA_REF_H
+#define SA_REF_H
+
+#include <stddef.h>
+
+#include "sageattn.h"
+
+struct sa_ref_config {
+    sageattn_mode mode;    /* SAGEATTN_MODE_INT8_FP16, _INT8_FP8 or _FP16 */
+    int q_quant_rows;      /* consecutive tokens of one head sharing one Q scale */
+    int k_quant_rows;      /* the same for K */
+    int smooth_k;          /* subtract K's mean over the sequence before quantizing */
+    int fold_log2e;        /* fold log2(e) into Q's scale (0 only to show the tests catch it) */
+    int k_tile;            /* keys per main-loop step: the unit of online rescaling */
+    float fp8_p_scale;     /* P in [0,1] is multiplied by this before E4M3 rounding */
+    float fp8_v_scale_max; /* V's per-channel absmax maps to this */
+    int tile_acc_bits; /* mantissa bits of the per-tile P·V accumulator (23 = fp32, 13 = FP22) */
+    int two_level;     /* 1: fresh accumulator per key tile, added into fp32; 0: one
+                          accumulator of tile_acc_bits for the whole row */
+};
+
+/* "int8-fp16", "int8-fp8", "fp16" (as sageattn_mode_name, without linking the library). */
+const char *sa_ref_mode_name(sageattn_mode mode);
+
+/* The kernels' own settings (from src/sa_internal.h) for `mode`. */
+void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode);
+
+/* Writes p->o (p->dtype) and, if p->lse, the natural-log LSE. Returns 0, or -1 for a bad
+ * argument or when memory runs out. */
+int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg);
+
+/* Exact attention in fp64 of the same inputs: o_exact is dense [batch][num_q_heads][q_len]
+ * [head_dim], lse_exact (may be NULL) dense [batch][num_q_heads][q_len]. Rows that see no key
+ * get 0 and -inf. Returns 0 or -1. */
+int sa_exact_attention(const sageattn_params *p, double *o_exact, double *lse_exact);
+
+struct sa_metrics {
+    double cos;     /* cosine similarity of the flattened outputs */
+    double rel_l1;  /* sum|o - r| / sum|r| */
+    double max_abs; /* max |o - r| */
+    long nonfinite; /* NaN or Inf elements in o */
+};
+
+/* Compares p->o (in p->dtype, with p->o_stride) with a dense fp64 result. */
+struct sa_metrics sa_compare_output(const sageattn_params *p, const double *o_exact);
+
+/* The element (b, h, t, c) of a strided uint16 tensor, and its float value in `dtype`. */
+size_t sa_ref_offset(const int64_t stride[3], int b, int h, int t, int c);
+float sa_ref_load(const void *base, const int64_t stride[3], sageattn_dtype dtype, int b, int h,
+                  int t, int c);
+
+#endif

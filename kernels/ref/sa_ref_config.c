@@ -1,0 +1,32 @@
+/* The one place the reference reads the kernels' constants, so it follows kernel-core's
+ * choices (src/sa_internal.h) without copies. */
+#include "sa_internal.h"
+#include "sa_ref.h"
+
+void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
+{
+    cfg->mode = mode;
+    cfg->q_quant_rows = SA_Q_QUANT_ROWS;
+    cfg->k_quant_rows = SA_K_QUANT_ROWS;
+    cfg->smooth_k = 1;
+    cfg->fold_log2e = 1;
+    cfg->k_tile = SA_CTA_K;
+    cfg->fp8_p_scale = SA_FP8_P_SCALE;
+    cfg->fp8_v_scale_max = SA_FP8_V_SCALE_MAX;
+    cfg->tile_acc_bits = 23;
+    cfg->two_level = 1;
+}
+
+const char *sa_ref_mode_name(sageattn_mode mode)
+{
+    switch (mode) {
+    case SAGEATTN_MODE_INT8_FP16:
+        return "int8-fp16";
+    case SAGEATTN_MODE_INT8_FP8:
+        return "int8-fp8";
+    case SAGEATTN_MODE_FP16:
+        return "fp16";
+    default:
+        return "auto";
+    }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# kernel-test, GPU-free half: configures and builds libsageattn with the CMake project for each
+# arch in KERNEL_TEST_ARCHS (default "sm_90 sm_120a") with the nvcc on PATH, and checks
+#   - the CPU seconds of each arch's build (printed; goal <= 120 s per arch),
+#   - that a second build does no work,
+#   - that ptxas reports no register spills in the hot kernels (cmake/check-spills.sh),
+#   - the install tree (library with SONAME, header, sageattn.pc, CMake package, selftest),
+#     used from outside by pkg-config and by find_package,
+#   - that sageattn-selftest --json, with no GPU, exits 77 with a "skipped" JSON.
+# Exit 0 when all hold; it says SKIP and exits 0 when nvcc, cmake or ninja is missing.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+kernels=$(dirname "$here")
+out=${KERNEL_BUILD_DIR:-$kernels/build/ci}
+archs=${KERNEL_TEST_ARCHS:-sm_90 sm_120a}
+hot=${KERNEL_HOT_REGEX:-sa_attn_kernel}
+failures=0
+
+fail() {
+    echo "kernel-test: FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+for tool in nvcc cmake ninja pkg-config python3; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "kernel-test: SKIP kernel build: no $tool on PATH"; exit 0; }
+done
+if ! find "$kernels/src" -name '*.cu' | grep -q .; then
+    echo "kernel-test: SKIP kernel build: kernels/src has no CUDA sources yet"
+    exit 0
+fi
+echo "kernel-test: nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(nproc) cores"
+
+check_arch() {
+    local arch=$1 b="$out/$1" t cpu
+    local prefix="$b/install"
+    mkdir -p "$b"
+    TIMEFORMAT='%R %U %S'
+    t=$( { time cmake -S "$kernels" -B "$b/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DSAGEATTN_ARCHS="$arch" -DSAGEATTN_WERROR=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+        >"$b/configure.log" 2>&1; } 2>&1 ) || { fail "$arch: configure failed (see $b/configure.log)"; tail -20 "$b/configure.log"; return; }
+    echo "kernel-test: $arch: configure wall/user/sys $t s"
+    t=$( { time cmake --build "$b/cmake" -j "$(nproc)" >"$b/build.log" 2>&1; } 2>&1 ) ||
+        { fail "$arch: build failed (see $b/build.log)"; grep -E "error|FAILED" "$b/build.log" | head -30; return; }
+    cpu=$(echo "$t" | awk '{printf "%.1f", $2 + $3}')
+    echo "kernel-test: $arch: build CPU seconds $cpu (wall $(echo "$t" | cut -d' ' -f1) s; goal <= 120)"
+    echo "$arch $cpu" >>"$out/cpu-seconds.txt"
+    cmake --build "$b/cmake" >"$b/rebuild.log" 2>&1 || fail "$arch: second build failed"
+    grep -q "no work to do" "$b/rebuild.log" || { fail "$arch: a second build with nothing changed did work:"; cat "$b/rebuild.log"; }
+    echo "kernel-test: $arch: ptxas -v report (hot kernels: /$hot/):"
+    sh "$kernels/cmake/check-spills.sh" "$b/cmake/ptxas" "$hot" | grep -E "$hot|spill_st=[1-9]" | sed 's/^/    /'
+    sh "$kernels/cmake/check-spills.sh" "$b/cmake/ptxas" "$hot" >/dev/null || fail "$arch: hot kernels spill (or no ptxas report)"
+    cmake --install "$b/cmake" >"$b/install.log" 2>&1 || { fail "$arch: install failed"; return; }
+    for f in lib/libsageattn.so include/sageattn.h lib/pkgconfig/sageattn.pc \
+        lib/cmake/sageattn/sageattn-config.cmake lib/cmake/sageattn/sageattn-config-version.cmake \
+        bin/sageattn-selftest; do
+        [ -e "$prefix/$f" ] || fail "$arch: install lacks $f"
+    done
+    readelf -d "$prefix/lib/libsageattn.so" | grep -q 'SONAME.*libsageattn.so.1' || fail "$arch: no SONAME libsageattn.so.1"
+    local exported
+    exported=$(nm -D --defined-only "$prefix/lib/libsageattn.so" | awk '$2 == "T" {print $3}' | grep -v '^sageattn_' || true)
+    [ -z "$exported" ] || fail "$arch: exports symbols beyond sageattn_*: $(echo $exported | head -c 300)"
+    # pkg-config consumer.
+    local cflags libs
+    cflags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags sageattn) &&
+        libs=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --libs sageattn) &&
+        cc -std=c11 -Wall -Wextra -Werror $cflags -o "$b/consumer-pc" "$here/consumer/consumer.c" $libs ||
+        fail "$arch: pkg-config consumer did not build"
+    "$b/consumer-pc" | grep -qx "abi=1 archs=$arch mode=int8-fp8" || fail "$arch: pkg-config consumer: $("$b/consumer-pc" 2>&1)"
+    # find_package consumer.
+    if cmake -S "$here/consumer" -B "$b/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >"$b/consumer.log" 2>&1 &&
+        cmake --build "$b/consumer" >>"$b/consumer.log" 2>&1; then
+        "$b/consumer/consumer" | grep -qx "abi=1 archs=$arch mode=int8-fp8" || fail "$arch: find_package consumer: $("$b/consumer/consumer" 2>&1)"
+    else
+        fail "$arch: find_package consumer did not build (see $b/consumer.log)"
+    fi
+    # The self-test with no GPU: exit 77 and a JSON that says why.
+    local rc
+    "$prefix/bin/sageattn-selftest" --json >"$b/selftest.json" 2>"$b/selftest.err"
+    rc=$?
+    if [ $rc = 77 ]; then
+        python3 "$here/check_selftest_json.py" --expect-skipped "$b/selftest.json" || fail "$arch: selftest JSON"
+        echo "kernel-test: $arch: sageattn-selftest skipped cleanly: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["skipped"])' "$b/selftest.json")"
+    elif [ $rc = 0 ] || [ $rc = 1 ] || [ $rc = 2 ]; then
+        python3 "$here/check_selftest_json.py" "$b/selftest.json" || fail "$arch: selftest JSON"
+        echo "kernel-test: $arch: a GPU is present; sageattn-selftest exited $rc"
+    else
+        fail "$arch: sageattn-selftest exited $rc: $(tail -3 "$b/selftest.err")"
+    fi
+}
+
+rm -f "$out/cpu-seconds.txt"
+mkdir -p "$out"
+for arch in $archs; do
+    check_arch "$arch"
+done
+if [ $failures -gt 0 ]; then
+    echo "kernel-test: kernel build checks: $failures failed"
+    exit 1
+fi
+echo "kernel-test: kernel build checks passed ($archs)"
