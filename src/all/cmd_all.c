@@ -1,10 +1,554 @@
-/* Placeholder entry until the 'all' command lands: the table stays complete and honest. */
+/* sagebuild all: doctor → fetch-cuda when the toolkit does not fit → build → selftest. Each stage
+ * is this same binary run again with --json, so stages stay isolated (a crash in one is a
+ * reported failure, not ours) and each is tested on its own; this file only decides. */
+#include "all/stages.h"
+#include "build/arch.h"
+#include "build/run.h"
 #include "cmd.h"
+#include "probe/gpu.h"
+#include "util/fs.h"
+#include "util/out.h"
+#include "util/proc.h"
+#include "util/strbuf.h"
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DOCTOR_TIMEOUT_MS (120 * 1000)
+#define FETCH_TIMEOUT_MS (2 * 3600 * 1000)
+#define BUILD_TIMEOUT_MS (4 * 3600 * 1000) /* build limits each of its 3 steps to 1 h */
+#define SELFTEST_TIMEOUT_MS (2 * 3600 * 1000)
+#define STAGE_MAX_OUTPUT (32u << 20)
+
+struct all_opts {
+    const char *arch, *cuda_home, *out;
+    int json, yes;
+};
+
+enum stage_id { ST_ARCHS, ST_DOCTOR, ST_FETCH, ST_BUILD, ST_SELFTEST, NSTAGES };
+static const char *const stage_names[NSTAGES] = {"archs", "doctor", "fetch-cuda", "build",
+                                                 "selftest"};
+
+struct stage {
+    const char *state; /* "ok" "warn" "error" "skipped" "not run" */
+    char *summary;
+    char *fix;
+    cJSON *output; /* the stage's own JSON, when it printed some */
+};
+
+struct run {
+    const struct all_opts *o;
+    struct out_style st;
+    char *self;
+    struct stage stages[NSTAGES];
+    int exit_code;
+    int stopped; /* a stage stopped the run */
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: sagebuild all [--arch LIST|native|all] [--cuda-home DIR] [--out DIR] [--yes]\n"
+          "                     [--json]\n\n"
+          "The main job: doctor, then fetch-cuda when the toolkit does not fit torch's CUDA or\n"
+          "lacks components, then build for the GPUs present (or --arch), then selftest. Stops\n"
+          "at the first blocking problem and prints its fix.\n\n"
+          "  --arch LIST      archs to build (default: the GPUs present; with no GPU, pass one)\n"
+          "  --cuda-home DIR  use this toolkit (never fetch one)\n"
+          "  --out DIR        install prefix of the build (default\n"
+          "                   $XDG_DATA_HOME/sagebuild/sageattn)\n"
+          "  --yes            fetch a toolkit without asking\n"
+          "  --json           print every stage's result as one JSON object\n\n"
+          "Exit status: 0 built and tested (or built, and skipped testing with no GPU), 1 the\n"
+          "self-test warned, 2 a stage failed or a blocking problem was found, 64 usage.\n",
+          f);
+}
+
+static int parse_opts(int argc, char **argv, struct all_opts *o)
+{
+    static const struct option longopts[] = {
+        {"arch", required_argument, NULL, 'a'},
+        {"cuda-home", required_argument, NULL, 'c'},
+        {"out", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'J'},
+        {"yes", no_argument, NULL, 'y'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    int c;
+    while ((c = getopt_long(argc, argv, "hy", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            o->arch = optarg;
+            break;
+        case 'c':
+            o->cuda_home = optarg;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case 'J':
+            o->json = 1;
+            break;
+        case 'y':
+            o->yes = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return SB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sagebuild all: unexpected argument '%s'\n", argv[optind]);
+        return SB_EXIT_USAGE;
+    }
+    return SB_EXIT_OK;
+}
+
+static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct run *r, const char *fmt, ...)
+{
+    if (r->o->json)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
+static void set_stage(struct run *r, enum stage_id s, const char *state, char *summary, char *fix)
+{
+    struct stage *st = &r->stages[s];
+    st->state = state;
+    free(st->summary);
+    free(st->fix);
+    st->summary = summary;
+    st->fix = fix;
+    const char *mark = !strcmp(state, "ok")      ? out_status_mark(&r->st, OUT_OK)
+                       : !strcmp(state, "warn")  ? out_status_mark(&r->st, OUT_WARN)
+                       : !strcmp(state, "error") ? out_status_mark(&r->st, OUT_ERROR)
+                                                 : out_status_mark(&r->st, OUT_SKIP);
+    enum out_status os = !strcmp(state, "ok")      ? OUT_OK
+                         : !strcmp(state, "warn")  ? OUT_WARN
+                         : !strcmp(state, "error") ? OUT_ERROR
+                                                   : OUT_SKIP;
+    say(r, "%s%s%s %-10s %s\n", out_color(&r->st, os), mark, out_reset(&r->st), stage_names[s],
+        summary ? summary : state);
+    if (fix)
+        say(r, "      fix: %s\n", fix);
+}
+
+static void stop(struct run *r, int code)
+{
+    r->stopped = 1;
+    r->exit_code = code;
+}
+
+/* Runs `sagebuild <args> --json`; returns the parsed stage result, or -1 with *why set (heap)
+ * when the stage crashed, hung or printed something that is not its JSON. */
+static int run_stage(struct run *r, enum stage_id s, const char *const *args, int timeout_ms,
+                     char **json_out, char **why)
+{
+    const char *argv[16];
+    int n = 0;
+    argv[n++] = r->self;
+    for (; *args && n < 14; args++)
+        argv[n++] = *args;
+    argv[n++] = "--json";
+    argv[n] = NULL;
+    struct proc_opts po = {.timeout_ms = timeout_ms, .max_output = STAGE_MAX_OUTPUT};
+    struct proc_result pr;
+    proc_run(argv, &po, &pr);
+    *json_out = NULL;
+    *why = NULL;
+    int rc = 0;
+    char desc[160];
+    cJSON *parsed = pr.out_len ? cJSON_Parse(pr.out) : NULL;
+    if (!pr.started || pr.timed_out || pr.signaled || !parsed) {
+        const char *err_tail = pr.err_len ? pr.err : "";
+        size_t tl = strlen(err_tail);
+        *why = xasprintf("`sagebuild %s --json` %s%s%s", stage_names[s],
+                         !parsed && pr.exited ? "printed no JSON; it " : "",
+                         proc_describe(&pr, desc, sizeof desc), tl ? ": " : "");
+        if (tl) {
+            char *t = xasprintf("%s%.*s", *why, (int)(tl > 600 ? 600 : tl),
+                                err_tail + (tl > 600 ? tl - 600 : 0));
+            free(*why);
+            *why = t;
+        }
+        rc = -1;
+    } else {
+        *json_out = xstrdup(pr.out);
+        r->stages[s].output = parsed;
+        parsed = NULL;
+    }
+    cJSON_Delete(parsed);
+    proc_result_free(&pr);
+    return rc;
+}
+
+static int probe_gpus(struct gpu_cc *gpus, int max)
+{
+    struct gpu_info gi;
+    probe_gpu(0, &gi);
+    int n = 0;
+    for (int i = 0; i < gi.count && n < max; i++)
+        gpus[n++] = (struct gpu_cc){gi.devices[i].cc_major, gi.devices[i].cc_minor};
+    gpu_info_free(&gi);
+    return n;
+}
+
+static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs_fetch)
+{
+    const char *args[8] = {"doctor"};
+    int n = 1;
+    if (r->o->cuda_home) {
+        args[n++] = "--cuda-home";
+        args[n++] = r->o->cuda_home;
+    }
+    if (archs) {
+        args[n++] = "--arch";
+        args[n++] = archs;
+    }
+    args[n] = NULL;
+    char *json, *why;
+    *needs_fetch = 0;
+    if (run_stage(r, ST_DOCTOR, args, DOCTOR_TIMEOUT_MS, &json, &why) < 0) {
+        /* The doctor only advises: without it, build's own checks still stop a bad setup. */
+        set_stage(r, ST_DOCTOR, "warn", why, xstrdup("sagebuild doctor"));
+        return;
+    }
+    struct doctor_summary d;
+    char *err = NULL;
+    if (all_read_doctor(json, ngpus > 0, &d, &err) < 0) {
+        set_stage(r, ST_DOCTOR, "warn", err, xstrdup("sagebuild doctor"));
+        free(json);
+        return;
+    }
+    free(json);
+    const struct finding *block = all_first_block(&d);
+    if (block) {
+        set_stage(r, ST_DOCTOR, "error",
+                  xasprintf("%s: %s", block->id ? block->id : "?",
+                            block->summary ? block->summary : "error"),
+                  block->fix ? xstrdup(block->fix) : xstrdup("sagebuild doctor -v"));
+        stop(r, SB_EXIT_ERROR);
+    } else {
+        struct strbuf sb = STRBUF_INIT;
+        sb_addf(&sb, "%d ok, %d warnings, %d errors", d.ok, d.warn, d.error);
+        for (int i = 0; i < d.nfindings; i++)
+            sb_addf(&sb, "%s%s (%s)", i ? ", " : "; ", d.findings[i].id ? d.findings[i].id : "?",
+                    d.findings[i].action == FINDING_FETCH   ? "fetch-cuda fixes it"
+                    : d.findings[i].action == FINDING_BUILD ? "build handles it"
+                                                            : "not needed for these kernels");
+        set_stage(r, ST_DOCTOR, d.error || d.warn ? "warn" : "ok", sb_detach(&sb), NULL);
+        *needs_fetch = d.needs_fetch;
+        if (d.needs_fetch && r->o->cuda_home) {
+            const struct finding *f = NULL;
+            for (int i = 0; i < d.nfindings && !f; i++)
+                if (d.findings[i].action == FINDING_FETCH)
+                    f = &d.findings[i];
+            set_stage(r, ST_DOCTOR, "error",
+                      xasprintf("the toolkit given by --cuda-home does not fit: %s",
+                                f && f->summary ? f->summary : "see sagebuild doctor"),
+                      xstrdup(f && f->fix ? f->fix : "leave --cuda-home out to let all fetch one"));
+            stop(r, SB_EXIT_ERROR);
+        }
+    }
+    all_doctor_summary_free(&d);
+}
+
+static int confirm_fetch(struct run *r)
+{
+    if (r->o->yes)
+        return 1;
+    if (r->o->json || !isatty(STDIN_FILENO))
+        return 0;
+    printf("The toolkit does not fit. Download the matching CUDA compiler components "
+           "(about 75 MB) with fetch-cuda? [Y/n] ");
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin))
+        return 0;
+    return line[0] == '\n' || line[0] == 'y' || line[0] == 'Y';
+}
+
+static char *stage_fetch(struct run *r)
+{
+    if (!confirm_fetch(r)) {
+        set_stage(r, ST_FETCH, "error",
+                  xstrdup("the toolkit must be fetched, and --yes was not given"),
+                  xstrdup("sagebuild all --yes   (or: sagebuild fetch-cuda, then sagebuild all)"));
+        stop(r, SB_EXIT_ERROR);
+        return NULL;
+    }
+    say(r, "  ...  fetch-cuda: downloading and checking the toolkit\n");
+    const char *args[] = {"fetch-cuda", NULL};
+    char *json, *why;
+    if (run_stage(r, ST_FETCH, args, FETCH_TIMEOUT_MS, &json, &why) < 0) {
+        set_stage(r, ST_FETCH, "error", why, xstrdup("sagebuild fetch-cuda"));
+        stop(r, SB_EXIT_ERROR);
+        return NULL;
+    }
+    struct stage_result sr;
+    char *err = NULL;
+    char *prefix = NULL;
+    if (all_read_stage(json, &sr, &err) < 0) {
+        set_stage(r, ST_FETCH, "error", xasprintf("fetch-cuda: %s", err),
+                  xstrdup("sagebuild fetch-cuda"));
+        free(err);
+        stop(r, SB_EXIT_ERROR);
+    } else if (sr.error || (sr.exit_code != 0 && sr.exit_code != -1)) {
+        set_stage(r, ST_FETCH, "error", xstrdup(sr.error ? sr.error : sr.status),
+                  xstrdup(sr.fix ? sr.fix : "sagebuild fetch-cuda"));
+        stop(r, SB_EXIT_ERROR);
+    } else if (!sr.prefix) {
+        set_stage(r, ST_FETCH, "error", xstrdup("fetch-cuda did not say where it installed"),
+                  xstrdup("sagebuild fetch-cuda; then sagebuild all --cuda-home <its prefix>"));
+        stop(r, SB_EXIT_ERROR);
+    } else {
+        prefix = xstrdup(sr.prefix);
+        set_stage(r, ST_FETCH, "ok", xasprintf("toolkit in %s", prefix), NULL);
+    }
+    all_stage_result_free(&sr);
+    free(json);
+    return prefix;
+}
+
+/* The last lines of a failed stage's output, indented under the stage lines. */
+static void show_tail(struct run *r, const char *tail, const char *from)
+{
+    if (!tail || !*tail)
+        return;
+    const char *t = build_log_tail(tail, strlen(tail), 15);
+    say(r, "      --- last lines of %s ---\n", from ? from : "its output");
+    while (*t) {
+        size_t n = strcspn(t, "\n");
+        say(r, "      | %.*s\n", (int)n, t);
+        t += n + (t[n] == '\n');
+    }
+}
+
+static char *stage_build(struct run *r, const char *archs, const char *cuda_home)
+{
+    const char *args[10] = {"build", "--arch", archs};
+    int n = 3;
+    if (cuda_home) {
+        args[n++] = "--cuda-home";
+        args[n++] = cuda_home;
+    }
+    if (r->o->out) {
+        args[n++] = "--out";
+        args[n++] = r->o->out;
+    }
+    args[n] = NULL;
+    say(r, "  ...  build: compiling %s (output kept in <out>/build.log)\n", archs);
+    char *json, *why;
+    if (run_stage(r, ST_BUILD, args, BUILD_TIMEOUT_MS, &json, &why) < 0) {
+        set_stage(r, ST_BUILD, "error", why, xstrdup("sagebuild build --arch ... (to see it run)"));
+        stop(r, SB_EXIT_ERROR);
+        return NULL;
+    }
+    struct stage_result sr;
+    char *err = NULL, *out = NULL;
+    if (all_read_stage(json, &sr, &err) < 0) {
+        set_stage(r, ST_BUILD, "error", xasprintf("build: %s", err), NULL);
+        free(err);
+        stop(r, SB_EXIT_ERROR);
+    } else if (sr.error) {
+        show_tail(r, sr.log_tail, sr.log);
+        set_stage(r, ST_BUILD, "error",
+                  sr.log ? xasprintf("%s (full log: %s)", sr.error, sr.log) : xstrdup(sr.error),
+                  sr.fix ? xstrdup(sr.fix) : NULL);
+        stop(r, sr.exit_code > 0 ? sr.exit_code : SB_EXIT_ERROR);
+    } else {
+        out = xstrdup(sr.out ? sr.out : ".");
+        set_stage(r, ST_BUILD, "ok",
+                  sr.up_to_date ? xasprintf("%s in %s: up to date, no work done",
+                                            sr.archs ? sr.archs : archs, out)
+                                : xasprintf("%s in %s (%.0f CPU s)", sr.archs ? sr.archs : archs,
+                                            out, sr.cpu_seconds),
+                  NULL);
+    }
+    all_stage_result_free(&sr);
+    free(json);
+    return out;
+}
+
+static void stage_selftest(struct run *r, const char *build_dir)
+{
+    const char *args[] = {"selftest", "--build", build_dir, NULL};
+    say(r, "  ...  selftest: running the kernels on each GPU\n");
+    char *json, *why;
+    if (run_stage(r, ST_SELFTEST, args, SELFTEST_TIMEOUT_MS, &json, &why) < 0) {
+        set_stage(r, ST_SELFTEST, "error", why,
+                  xasprintf("sagebuild selftest --build %s   (to see it run)", build_dir));
+        stop(r, SB_EXIT_ERROR);
+        return;
+    }
+    struct stage_result sr;
+    char *err = NULL;
+    if (all_read_stage(json, &sr, &err) < 0) {
+        set_stage(r, ST_SELFTEST, "error", xasprintf("selftest: %s", err), NULL);
+        free(err);
+        stop(r, SB_EXIT_ERROR);
+    } else if (sr.exit_code == SB_EXIT_SKIPPED) {
+        /* Built for --arch on a machine without a GPU: nothing to test here, and not a failure. */
+        set_stage(
+            r, ST_SELFTEST, "skipped", xasprintf("skipped: %s", sr.skipped ? sr.skipped : "no GPU"),
+            xasprintf("on the machine with the GPU: sagebuild selftest --build %s", build_dir));
+        r->exit_code = SB_EXIT_OK;
+    } else {
+        if (sr.error)
+            show_tail(r, sr.log_tail, "sageattn-selftest");
+        const char *state = sr.error || sr.exit_code == SB_EXIT_ERROR ? "error"
+                            : sr.exit_code == SB_EXIT_WARN            ? "warn"
+                                                                      : "ok";
+        char *summary = sr.error      ? xstrdup(sr.error)
+                        : sr.verdicts ? xstrndup(sr.verdicts, strlen(sr.verdicts) - 1)
+                                      : xstrdup(sr.status);
+        /* one line per GPU: indent the ones after the first under the stage name */
+        struct strbuf sb = STRBUF_INIT;
+        for (const char *p = summary; *p; p++)
+            sb_adds(&sb, *p == '\n' ? "\n                " : (char[]){*p, 0});
+        free(summary);
+        set_stage(r, ST_SELFTEST, state, sb_detach(&sb), sr.fix ? xstrdup(sr.fix) : NULL);
+        r->exit_code = sr.exit_code >= 0 && sr.exit_code <= 2 ? sr.exit_code : SB_EXIT_ERROR;
+    }
+    all_stage_result_free(&sr);
+    free(json);
+}
+
+static void print_json(struct run *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema", 1);
+    cJSON_AddStringToObject(root, "command", "all");
+    cJSON_AddStringToObject(root, "status",
+                            r->exit_code == 0   ? "ok"
+                            : r->exit_code == 1 ? "warn"
+                                                : "error");
+    cJSON_AddNumberToObject(root, "exit_code", r->exit_code);
+    const char *stopped_at = NULL;
+    cJSON *stages = cJSON_AddArrayToObject(root, "stages");
+    for (int s = 0; s < NSTAGES; s++) {
+        struct stage *st = &r->stages[s];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "stage", stage_names[s]);
+        cJSON_AddStringToObject(o, "status", st->state ? st->state : "not run");
+        if (st->summary)
+            cJSON_AddStringToObject(o, "summary", st->summary);
+        else
+            cJSON_AddNullToObject(o, "summary");
+        if (st->fix)
+            cJSON_AddStringToObject(o, "fix", st->fix);
+        else
+            cJSON_AddNullToObject(o, "fix");
+        cJSON_AddItemToObject(o, "output", st->output ? st->output : cJSON_CreateNull());
+        st->output = NULL;
+        cJSON_AddItemToArray(stages, o);
+        if (st->state && !strcmp(st->state, "error") && !stopped_at)
+            stopped_at = stage_names[s];
+    }
+    if (stopped_at && r->stopped)
+        cJSON_AddStringToObject(root, "stopped_at", stopped_at);
+    else
+        cJSON_AddNullToObject(root, "stopped_at");
+    char *text = cJSON_Print(root);
+    printf("%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(root);
+}
 
 int cmd_all(int argc, char **argv, const struct global_opts *g)
 {
-    (void)argc;
-    (void)argv;
-    (void)g;
-    return cmd_not_built("all");
+    struct all_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != SB_EXIT_OK)
+        return rc < 0 ? SB_EXIT_OK : rc;
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    out_style_init(&r.st, stdout, g->no_color);
+    r.self = fs_realpath("/proc/self/exe");
+    if (!r.self) {
+        fprintf(stderr, "sagebuild all: cannot find its own executable (/proc/self/exe)\n");
+        return SB_EXIT_INTERNAL;
+    }
+
+    /* Which archs: decided first, so a machine without a GPU stops before any download. */
+    struct gpu_cc gpus[16];
+    int ngpus = probe_gpus(gpus, 16);
+    char *archs = NULL;
+    if (!o.arch && ngpus == 0) {
+        set_stage(&r, ST_ARCHS, "error",
+                  xstrdup("no NVIDIA GPU was found, so `all` cannot tell which archs to build"),
+                  xstrdup("name them: sagebuild all --arch sm_120a   (RTX 50; sm_89: RTX 40; "
+                          "sm_90: H100/H200)"));
+        stop(&r, SB_EXIT_ERROR);
+    } else {
+        struct arch_list list;
+        char *notes = NULL, *err = NULL;
+        if (build_arch_parse_spec(o.arch ? o.arch : "native", gpus, ngpus, &list, &notes, &err) <
+            0) {
+            fprintf(stderr, "sagebuild all: %s\n", err);
+            free(err);
+            free(r.self);
+            return SB_EXIT_USAGE;
+        }
+        archs = build_arch_join(&list, ",");
+        set_stage(&r, ST_ARCHS, "ok",
+                  xasprintf("%s (%s)", archs,
+                            o.arch       ? "from --arch"
+                            : ngpus == 1 ? "for the GPU present"
+                                         : "for the GPUs present"),
+                  NULL);
+        for (char *line = notes, *nl; line && *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            if (!nl)
+                nl = line + strlen(line) - 1;
+            say(&r, "      note: %.*s\n", (int)(nl - line), line);
+        }
+        free(notes);
+    }
+
+    int needs_fetch = 0;
+    char *fetched = NULL, *out = NULL;
+    if (!r.stopped)
+        stage_doctor(&r, archs, ngpus, &needs_fetch);
+    if (!r.stopped && needs_fetch)
+        fetched = stage_fetch(&r);
+    else if (!r.stopped)
+        set_stage(&r, ST_FETCH, "skipped", xstrdup("not needed: the toolkit fits"), NULL);
+    if (!r.stopped)
+        out = stage_build(&r, archs, fetched ? fetched : o.cuda_home);
+    if (!r.stopped)
+        stage_selftest(&r, out);
+
+    if (o.json)
+        print_json(&r);
+    else if (r.stopped)
+        printf("sagebuild all: stopped; fix the problem above and run it again.\n");
+    else
+        printf("sagebuild all: done (exit %d).\n", r.exit_code);
+    for (int s = 0; s < NSTAGES; s++) {
+        free(r.stages[s].summary);
+        free(r.stages[s].fix);
+        cJSON_Delete(r.stages[s].output);
+    }
+    rc = r.exit_code;
+    free(archs);
+    free(fetched);
+    free(out);
+    free(r.self);
+    return rc;
 }
