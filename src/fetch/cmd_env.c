@@ -1,10 +1,179 @@
-/* Placeholder entry until the 'env' command lands: the table stays complete and honest. */
+/* sagebuild env: the shell lines that point torch extension builds at a fetched toolkit. */
 #include "cmd.h"
+#include "fetch/catalog.h"
+#include "fetch/fetch_common.h"
+#include "fetch/lockfile.h"
+#include "fetch/postcheck.h"
+#include "fetch/resolve.h"
+#include "probe/resources.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/xdg.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: sagebuild env [--prefix DIR] [--shell sh|fish] [--json]\n\n"
+          "Prints the lines that point CUDA_HOME, PATH, the host compiler (CC, CXX,\n"
+          "NVCC_CCBIN: one that the toolkit's host_config.h accepts) and MAX_JOBS at a toolkit\n"
+          "made by fetch-cuda, for\n"
+          "    eval \"$(sagebuild env)\"\n"
+          "before pip install --no-build-isolation of a torch CUDA extension.\n\n"
+          "  --prefix DIR   the toolkit (default: the fetched one matching torch's CUDA, else\n"
+          "                 the newest under ~/.local/share/sagebuild)\n"
+          "  --shell NAME   sh (bash, zsh, dash) or fish (default: sh)\n"
+          "  --json         the values as JSON\n",
+          f);
+}
+
+/* Newest cuda-X.Y.Z under the data folder, preferring torch's X.Y. */
+static char *default_prefix(void)
+{
+    char *data = xdg_data_dir();
+    if (!data)
+        return NULL;
+    DIR *d = opendir(data);
+    char **labels = NULL;
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, "cuda-", 5))
+            continue;
+        char *nvcc = xasprintf("%s/%s/bin/nvcc", data, de->d_name);
+        if (fs_exists(nvcc)) {
+            labels = xrealloc(labels, (size_t)(n + 1) * sizeof *labels);
+            labels[n++] = xstrdup(de->d_name + 5);
+        }
+        free(nvcc);
+    }
+    if (d)
+        closedir(d);
+    char *torch = fetch_torch_cuda(NULL);
+    char *pick = torch ? resolve_label(torch, labels, n) : NULL;
+    if (!pick)
+        pick = resolve_newest(labels, n);
+    char *out = NULL;
+    if (pick) {
+        char *name = xasprintf("cuda-%s", pick);
+        out = fs_join(data, name);
+        free(name);
+    }
+    free(pick);
+    free(torch);
+    resolve_free_list(labels, n);
+    free(data);
+    return out;
+}
 
 int cmd_env(int argc, char **argv, const struct global_opts *g)
 {
-    (void)argc;
-    (void)argv;
     (void)g;
-    return cmd_not_built("env");
+    enum { O_PREFIX = 256, O_SHELL, O_JSON };
+    static const struct option opts[] = {
+        {"prefix", required_argument, NULL, O_PREFIX},
+        {"shell", required_argument, NULL, O_SHELL},
+        {"json", no_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *prefix_arg = NULL;
+    enum env_shell sh = ENV_SH;
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_PREFIX:
+            prefix_arg = optarg;
+            break;
+        case O_SHELL:
+            if (!strcmp(optarg, "fish")) {
+                sh = ENV_FISH;
+            } else if (!strcmp(optarg, "sh") || !strcmp(optarg, "bash") || !strcmp(optarg, "zsh")) {
+                sh = ENV_SH;
+            } else {
+                fprintf(stderr, "sagebuild env: --shell wants sh or fish, not '%s'\n", optarg);
+                return SB_EXIT_USAGE;
+            }
+            break;
+        case O_JSON:
+            json = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return SB_EXIT_OK;
+        default:
+            usage(stderr);
+            return SB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sagebuild env: unexpected argument '%s'\n", argv[optind]);
+        return SB_EXIT_USAGE;
+    }
+    char *prefix = prefix_arg ? fs_realpath(prefix_arg) : default_prefix();
+    char *nvcc = prefix ? fs_join(prefix, "bin/nvcc") : NULL;
+    if (!prefix || !fs_is_executable(nvcc)) {
+        fprintf(stderr, "sagebuild env: %s%s has no bin/nvcc; run 'sagebuild fetch-cuda' first\n",
+                prefix ? prefix : (prefix_arg ? prefix_arg : "no fetched toolkit found"),
+                prefix || prefix_arg ? "" : " under ~/.local/share/sagebuild");
+        free(prefix);
+        free(nvcc);
+        return SB_EXIT_ERROR;
+    }
+    free(nvcc);
+    struct hostcc_choice hc;
+    hostcc_choose(prefix, &hc);
+    struct resources r;
+    probe_resources(prefix, &r);
+    int max_jobs = r.mem_avail_kb > 0 ? resources_max_jobs((double)r.mem_avail_kb / 1048576.0,
+                                                           RESOURCES_GB_PER_JOB, r.cores)
+                                      : r.cores;
+    resources_free(&r);
+    char *lock = fs_join(prefix, LOCKFILE_NAME);
+    char *lock_text = fs_read_file(lock, 1 << 20, NULL);
+    char *release = lockfile_release(lock_text);
+    free(lock_text);
+    free(lock);
+    struct env_values ev = {prefix, hc.cc, hc.cxx, max_jobs};
+    int rc = hc.cxx ? SB_EXIT_OK : SB_EXIT_WARN;
+    if (json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddNumberToObject(doc, "schema", 1);
+        cJSON_AddStringToObject(doc, "prefix", prefix);
+        if (release)
+            cJSON_AddStringToObject(doc, "release", release);
+        cJSON *vars = cJSON_AddObjectToObject(doc, "vars");
+        cJSON_AddStringToObject(vars, "CUDA_HOME", prefix);
+        char *bin = fs_join(prefix, "bin");
+        cJSON_AddStringToObject(vars, "PATH_PREPEND", bin);
+        free(bin);
+        if (hc.cxx) {
+            cJSON_AddStringToObject(vars, "CC", hc.cc);
+            cJSON_AddStringToObject(vars, "CXX", hc.cxx);
+            cJSON_AddStringToObject(vars, "NVCC_CCBIN", hc.cxx);
+        }
+        cJSON_AddNumberToObject(vars, "MAX_JOBS", max_jobs);
+        cJSON_AddNumberToObject(doc, "gcc_max", hc.gcc_max);
+        if (hc.note)
+            cJSON_AddStringToObject(doc, "host_compiler_note", hc.note);
+        char *text = cJSON_Print(doc);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(doc);
+    } else {
+        char *lines = env_format(&ev, sh);
+        fputs(lines, stdout);
+        free(lines);
+        if (!hc.cxx)
+            fprintf(stderr, "sagebuild env: warning: %s\n", hc.note);
+    }
+    hostcc_free(&hc);
+    free(release);
+    free(prefix);
+    return rc;
 }

@@ -1,10 +1,469 @@
-/* Placeholder entry until the 'fetch-cuda' command lands: the table stays complete and honest. */
+/* sagebuild fetch-cuda: the minimal CUDA toolkit matching torch, from any mirror, verified and
+ * installed atomically. Option handling and output here; the work is in pipeline.c. */
 #include "cmd.h"
+#include "fetch/catalog.h"
+#include "fetch/fetch_common.h"
+#include "fetch/manifest.h"
+#include "fetch/pipeline.h"
+#include "fetch/resolve.h"
+#include "util/datadir.h"
+#include "util/fs.h"
+#include "util/out.h"
+#include "util/strbuf.h"
+#include "util/version.h"
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fetch_args {
+    const char *cuda;
+    int match_torch;
+    const char *prefix;
+    char **mirrors;
+    int nmirrors;
+    const char *manifest;
+    const char *from;
+    int offline;
+    const char *platform;
+    char **extras;
+    int nextras;
+    int jobs;
+    int dry_run;
+    int json;
+    int force;
+    int no_check;
+    int no_default_mirror;
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: sagebuild fetch-cuda [--cuda X.Y[.Z] | --match-torch] [--prefix DIR]\n"
+          "                            [--mirror URL]... [--manifest FILE|URL] [--from DIR]\n"
+          "                            [--offline] [--platform linux-x86_64|linux-sbsa]\n"
+          "                            [--with COMPONENT,...] [--jobs N] [--dry-run] [--json]\n"
+          "                            [--force] [--no-check] [--no-default-mirror]\n\n"
+          "Downloads the CUDA compiler components (cuda_nvcc, cuda_cudart, cuda_cccl, and\n"
+          "cuda_crt and libnvvm where the release has them) from NVIDIA's redist tree or a\n"
+          "mirror, checks size and sha256, unpacks them and installs them atomically as one\n"
+          "prefix that works as CUDA_HOME. The same request again does nothing.\n\n"
+          "  --cuda X.Y[.Z]       release; X.Y means its newest patch release known\n"
+          "  --match-torch        the CUDA version of the installed torch (the default when\n"
+          "                       torch is found; else the newest bundled release)\n"
+          "  --prefix DIR         where to install (default ~/.local/share/sagebuild/cuda-X.Y.Z)\n"
+          "  --mirror URL         base of a redist tree; repeatable, tried in order per file,\n"
+          "                       then $SAGEBUILD_MIRRORS, then NVIDIA's site\n"
+          "  --no-default-mirror  do not fall back to NVIDIA's site\n"
+          "  --manifest FILE|URL  use this redistrib_X.Y.Z.json\n"
+          "  --from DIR           take archives from DIR (downloaded elsewhere)\n"
+          "  --offline            never use the network (cache, --from, bundled manifests)\n"
+          "  --platform NAME      linux-x86_64, linux-sbsa or linux-aarch64 (default: this "
+          "machine)\n"
+          "  --with LIST          extra components, e.g. nvdisasm,cuobjdump,nvrtc\n"
+          "  --jobs N             archives unpacked at once (default: CPU count)\n"
+          "  --dry-run            print the plan (URLs, sizes, sha256) and stop\n"
+          "  --json               machine-readable output on stdout\n"
+          "  --force              install again even when the prefix already matches\n"
+          "  --no-check           skip the compile-and-link check of the new toolkit\n",
+          f);
+}
+
+static void split_list(const char *s, char ***list, int *n)
+{
+    while (s && *s) {
+        size_t len = strcspn(s, ",");
+        if (len) {
+            *list = xrealloc(*list, (size_t)(*n + 2) * sizeof **list);
+            (*list)[(*n)++] = xstrndup(s, len);
+            (*list)[*n] = NULL;
+        }
+        s += len;
+        s += *s == ',';
+    }
+}
+
+static int parse_args(int argc, char **argv, struct fetch_args *a)
+{
+    enum {
+        O_CUDA = 256,
+        O_TORCH,
+        O_PREFIX,
+        O_MIRROR,
+        O_MANIFEST,
+        O_FROM,
+        O_OFFLINE,
+        O_PLATFORM,
+        O_WITH,
+        O_JOBS,
+        O_DRY,
+        O_JSON,
+        O_FORCE,
+        O_NOCHECK,
+        O_NODEF
+    };
+    static const struct option opts[] = {
+        {"cuda", required_argument, NULL, O_CUDA},
+        {"match-torch", no_argument, NULL, O_TORCH},
+        {"prefix", required_argument, NULL, O_PREFIX},
+        {"mirror", required_argument, NULL, O_MIRROR},
+        {"manifest", required_argument, NULL, O_MANIFEST},
+        {"from", required_argument, NULL, O_FROM},
+        {"offline", no_argument, NULL, O_OFFLINE},
+        {"platform", required_argument, NULL, O_PLATFORM},
+        {"with", required_argument, NULL, O_WITH},
+        {"jobs", required_argument, NULL, O_JOBS},
+        {"dry-run", no_argument, NULL, O_DRY},
+        {"json", no_argument, NULL, O_JSON},
+        {"force", no_argument, NULL, O_FORCE},
+        {"no-check", no_argument, NULL, O_NOCHECK},
+        {"no-default-mirror", no_argument, NULL, O_NODEF},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
+        switch (c) {
+        case O_CUDA:
+            a->cuda = optarg;
+            break;
+        case O_TORCH:
+            a->match_torch = 1;
+            break;
+        case O_PREFIX:
+            a->prefix = optarg;
+            break;
+        case O_MIRROR:
+            split_list(optarg, &a->mirrors, &a->nmirrors);
+            break;
+        case O_MANIFEST:
+            a->manifest = optarg;
+            break;
+        case O_FROM:
+            a->from = optarg;
+            break;
+        case O_OFFLINE:
+            a->offline = 1;
+            break;
+        case O_PLATFORM:
+            a->platform = optarg;
+            break;
+        case O_WITH:
+            split_list(optarg, &a->extras, &a->nextras);
+            break;
+        case 'j':
+        case O_JOBS:
+            a->jobs = atoi(optarg);
+            if (a->jobs < 1 || a->jobs > 256) {
+                fprintf(stderr, "sagebuild fetch-cuda: --jobs wants a number from 1 to 256\n");
+                return -1;
+            }
+            break;
+        case O_DRY:
+            a->dry_run = 1;
+            break;
+        case O_JSON:
+            a->json = 1;
+            break;
+        case O_FORCE:
+            a->force = 1;
+            break;
+        case O_NOCHECK:
+            a->no_check = 1;
+            break;
+        case O_NODEF:
+            a->no_default_mirror = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sagebuild fetch-cuda: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (a->cuda && a->match_torch) {
+        fprintf(stderr, "sagebuild fetch-cuda: --cuda and --match-torch exclude each other\n");
+        return -1;
+    }
+    if (a->cuda) {
+        struct version v;
+        if (version_parse_strict(a->cuda, &v) < 0 || v.nparts > 3) {
+            fprintf(stderr, "sagebuild fetch-cuda: --cuda wants X.Y or X.Y.Z, not '%s'\n", a->cuda);
+            return -1;
+        }
+    }
+    if (a->platform && strncmp(a->platform, "linux-", 6)) {
+        fprintf(stderr, "sagebuild fetch-cuda: --platform wants linux-x86_64, linux-sbsa or "
+                        "linux-aarch64\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void print_plan_human(const struct fetch_plan *plan, const char *prefix,
+                             const struct manifest_text *mt, char *const *mirrors, int nmirrors)
+{
+    long long total = 0;
+    printf("CUDA %s for %s (manifest: %s)\nprefix: %s\n\n", plan->release, plan->platform,
+           mt->origin, prefix);
+    for (int i = 0; i < plan->nitems; i++) {
+        const struct fetch_item *it = &plan->items[i];
+        total += it->size;
+        printf("%-14s %-10s %10lld bytes  sha256 %s\n", it->component, it->version, it->size,
+               it->sha256);
+        for (int m = 0; m < nmirrors; m++) {
+            char *u = url_join(mirrors[m], it->relative_path);
+            printf("    %s\n", u);
+            free(u);
+        }
+    }
+    printf("\ntotal %.1f MB in %d archives\n", (double)total / 1e6, plan->nitems);
+}
+
+static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
+                        const struct manifest_text *mt, char *const *mirrors, int nmirrors,
+                        const struct pipeline_result *res)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "schema", 1);
+    cJSON_AddStringToObject(doc, "release", plan->release);
+    cJSON_AddStringToObject(doc, "platform", plan->platform);
+    cJSON_AddStringToObject(doc, "prefix", prefix);
+    cJSON_AddStringToObject(doc, "manifest", mt->origin);
+    cJSON_AddStringToObject(doc, "manifest_sha256", mt->sha256);
+    cJSON *arr = cJSON_AddArrayToObject(doc, "components");
+    long long total = 0;
+    for (int i = 0; i < plan->nitems; i++) {
+        const struct fetch_item *it = &plan->items[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", it->component);
+        cJSON_AddStringToObject(o, "version", it->version);
+        cJSON_AddStringToObject(o, "relative_path", it->relative_path);
+        cJSON_AddNumberToObject(o, "size", (double)it->size);
+        cJSON_AddStringToObject(o, "sha256", it->sha256);
+        cJSON *urls = cJSON_AddArrayToObject(o, "urls");
+        for (int m = 0; m < nmirrors; m++) {
+            char *u = url_join(mirrors[m], it->relative_path);
+            cJSON_AddItemToArray(urls, cJSON_CreateString(u));
+            free(u);
+        }
+        if (res && res->components) {
+            cJSON_AddBoolToObject(o, "from_cache", res->components[i].from_cache);
+            cJSON_AddNumberToObject(o, "bytes_downloaded", (double)res->components[i].net_bytes);
+            if (res->components[i].url)
+                cJSON_AddStringToObject(o, "url", res->components[i].url);
+        }
+        cJSON_AddItemToArray(arr, o);
+        total += it->size;
+    }
+    cJSON_AddNumberToObject(doc, "total_size", (double)total);
+    return doc;
+}
+
+static void emit_json(cJSON *doc)
+{
+    char *text = cJSON_Print(doc);
+    printf("%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+}
+
+static void emit_error_json(const char *error)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "schema", 1);
+    cJSON_AddStringToObject(doc, "status", "error");
+    cJSON_AddStringToObject(doc, "error", error);
+    emit_json(doc);
+}
+
+static const char *postcheck_name(enum postcheck_status s)
+{
+    switch (s) {
+    case POSTCHECK_OK:
+        return "ok";
+    case POSTCHECK_SKIPPED:
+        return "skipped";
+    case POSTCHECK_FAILED:
+        return "failed";
+    default:
+        return "not-run";
+    }
+}
+
+/* The release to fetch when none is named: torch's CUDA, else the newest bundled. */
+static char *default_request(const struct fetch_args *a, const char *bundled, char **note)
+{
+    char *torch_cuda = fetch_torch_cuda(note);
+    if (torch_cuda)
+        return torch_cuda;
+    if (a->match_torch)
+        return NULL;
+    int n = 0;
+    char **labels = catalog_dir_labels(bundled, &n);
+    char *best = resolve_newest(labels, n);
+    resolve_free_list(labels, n);
+    return best;
+}
 
 int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
 {
-    (void)argc;
-    (void)argv;
     (void)g;
-    return cmd_not_built("fetch-cuda");
+    struct fetch_args a = {0};
+    int prc = parse_args(argc, argv, &a);
+    if (prc != 0) {
+        resolve_free_list(a.mirrors, a.nmirrors);
+        resolve_free_list(a.extras, a.nextras);
+        return prc > 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
+    }
+    int rc = SB_EXIT_ERROR;
+    char *err = NULL, *note = NULL, *request = NULL, *label = NULL, *prefix = NULL;
+    struct manifest_text mt = {0};
+    struct redist_manifest m = {0};
+    struct fetch_plan plan = {0};
+    struct dl_opts dl;
+    fetch_dl_opts(&dl, a.offline, !a.json && isatty(2));
+    volatile sig_atomic_t cancel = 0;
+    dl.cancel = &cancel;
+    pipeline_install_signals(&cancel);
+
+    int nmirrors = 0;
+    char **mirrors = resolve_mirrors(a.mirrors, a.nmirrors, getenv("SAGEBUILD_MIRRORS"),
+                                     a.no_default_mirror, &nmirrors);
+    char *bundled = datadir_find("manifests");
+    char *cache = catalog_cache_dir();
+    struct catalog cat = {bundled, cache, mirrors, nmirrors, &dl};
+    const char *platform = a.platform ? a.platform : fetch_machine_platform();
+    if (!platform) {
+        err = xstrdup("this machine's architecture has no CUDA redist platform; name one with "
+                      "--platform");
+        goto out;
+    }
+    if (!cache) {
+        err = xstrdup("no cache folder: set HOME or SAGEBUILD_CACHE");
+        goto out;
+    }
+    if (a.manifest) {
+        if (catalog_load_named(&cat, a.manifest, a.cuda, &mt, &err) < 0)
+            goto out;
+    } else {
+        request = a.cuda ? xstrdup(a.cuda) : default_request(&a, bundled, &note);
+        if (!request) {
+            err = xasprintf("no CUDA version to fetch: %s; name one with --cuda X.Y",
+                            note ? note : "torch was not found");
+            goto out;
+        }
+        if (!(label = catalog_resolve(&cat, request, &err)))
+            goto out;
+        if (catalog_load(&cat, label, &mt, &err) < 0)
+            goto out;
+    }
+    if (manifest_parse(mt.text, mt.len, &m, &err) < 0) {
+        char *e = xasprintf("manifest %s: %s", mt.origin, err);
+        free(err);
+        err = e;
+        goto out;
+    }
+    if (resolve_plan(&m, mt.label, platform, a.extras, a.nextras, &plan, &err) < 0)
+        goto out;
+    prefix = a.prefix ? xstrdup(a.prefix) : fetch_default_prefix(plan.release);
+    if (!prefix) {
+        err = xstrdup("no default prefix: set HOME or pass --prefix");
+        goto out;
+    }
+    if (a.dry_run) {
+        if (a.json) {
+            cJSON *doc = plan_json(&plan, prefix, &mt, mirrors, nmirrors, NULL);
+            cJSON_AddStringToObject(doc, "status", "planned");
+            emit_json(doc);
+        } else {
+            print_plan_human(&plan, prefix, &mt, mirrors, nmirrors);
+        }
+        rc = SB_EXIT_OK;
+        goto out;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct pipeline_request rq = {
+        .plan = &plan,
+        .release_date = m.release_date,
+        .manifest_origin = mt.origin,
+        .manifest_sha256 = mt.sha256,
+        .prefix = prefix,
+        .cache_dir = cache,
+        .from_dir = a.from,
+        .mirrors = mirrors,
+        .nmirrors = nmirrors,
+        .jobs = a.jobs > 0 ? a.jobs : (cpus > 0 ? (int)cpus : 2),
+        .force = a.force,
+        .no_check = a.no_check,
+        .dl = &dl,
+        .cancel = &cancel,
+    };
+    if (!a.json)
+        fprintf(stderr, "sagebuild: CUDA %s (%d components) into %s\n", plan.release, plan.nitems,
+                prefix);
+    struct pipeline_result res;
+    int r = pipeline_run(&rq, &res);
+    if (a.json) {
+        cJSON *doc = plan_json(&plan, prefix, &mt, mirrors, nmirrors, &res);
+        cJSON_AddStringToObject(doc, "status",
+                                r < 0           ? "error"
+                                : res.unchanged ? "unchanged"
+                                                : "installed");
+        cJSON_AddNumberToObject(doc, "bytes_downloaded", (double)res.net_bytes);
+        cJSON_AddNumberToObject(doc, "seconds", res.seconds);
+        cJSON_AddStringToObject(doc, "postcheck", postcheck_name(res.postcheck));
+        if (res.postcheck_note)
+            cJSON_AddStringToObject(doc, "postcheck_note", res.postcheck_note);
+        if (res.error)
+            cJSON_AddStringToObject(doc, "error", res.error);
+        emit_json(doc);
+    } else if (r < 0) {
+        fprintf(stderr, "sagebuild fetch-cuda: %s\n", res.error);
+    } else if (res.unchanged) {
+        printf("CUDA %s is already installed in %s (nothing to do; --force redoes it)\n",
+               plan.release, prefix);
+    } else {
+        printf("CUDA %s installed in %s (%.1f MB downloaded, %.1f s)\n", plan.release, prefix,
+               (double)res.net_bytes / 1e6, res.seconds);
+        if (res.postcheck == POSTCHECK_OK)
+            printf("check: %s\n", res.postcheck_note);
+        else if (res.postcheck == POSTCHECK_SKIPPED)
+            printf("warning: compile check skipped: %s\n", res.postcheck_note);
+        printf("use it:  eval \"$(sagebuild env --prefix %s)\"   (or: . %s/env.sh)\n", prefix,
+               prefix);
+    }
+    rc = r < 0 ? SB_EXIT_ERROR : r > 0 ? SB_EXIT_WARN : SB_EXIT_OK;
+    pipeline_result_free(&res, plan.nitems);
+    err = NULL;
+    if (0) {
+    out:
+        if (err) {
+            if (a.json)
+                emit_error_json(err);
+            else
+                fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
+        }
+    }
+    free(err);
+    free(note);
+    free(request);
+    free(label);
+    free(prefix);
+    free(bundled);
+    free(cache);
+    fetch_plan_free(&plan);
+    manifest_free(&m);
+    manifest_text_free(&mt);
+    resolve_free_list(mirrors, nmirrors);
+    resolve_free_list(a.mirrors, a.nmirrors);
+    resolve_free_list(a.extras, a.nextras);
+    return rc;
 }

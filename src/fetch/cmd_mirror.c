@@ -1,10 +1,235 @@
-/* Placeholder entry until the 'mirror' command lands: the table stays complete and honest. */
+/* sagebuild mirror: a redist-shaped tree (manifests + archives) from the download cache, for any
+ * static web server to serve a whole fleet. */
 #include "cmd.h"
+#include "fetch/catalog.h"
+#include "fetch/manifest.h"
+#include "fetch/pathsafe.h"
+#include "fetch/resolve.h"
+#include "fetch/verify.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: sagebuild mirror --out DIR [--cuda X.Y[.Z],...]\n\n"
+          "Writes a redist-shaped tree from the download cache: redistrib_X.Y.Z.json and every\n"
+          "archive of it that the cache holds (verified again on the way), plus an index.html.\n"
+          "Serve DIR with any static web server and point fetch-cuda --mirror (or\n"
+          "SAGEBUILD_MIRRORS) at it.\n\n"
+          "  --out DIR      where to write the tree\n"
+          "  --cuda LIST    releases to include (X.Y picks the newest cached X.Y.Z; default: all\n"
+          "                 cached releases)\n",
+          f);
+}
+
+/* Hard link when on one file system, copy otherwise; the target is replaced atomically. */
+static int place_file(const char *src, const char *dst)
+{
+    char *dir = fs_dirname(dst);
+    int rc = fs_mkdir_p(dir, 0755);
+    free(dir);
+    if (rc < 0)
+        return -1;
+    char *tmp = xasprintf("%s.tmp.%ld", dst, (long)getpid());
+    unlink(tmp);
+    if (link(src, tmp) < 0) {
+        int in = open(src, O_RDONLY | O_CLOEXEC);
+        int out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        char buf[1 << 16];
+        ssize_t n = 0;
+        while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)n) != n) {
+                n = -1;
+                break;
+            }
+        if (in >= 0)
+            close(in);
+        if (out < 0 || n < 0 || close(out) < 0) {
+            unlink(tmp);
+            free(tmp);
+            return -1;
+        }
+    }
+    rc = rename(tmp, dst);
+    if (rc < 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+static int mirror_release(const char *cache, const char *label, const char *out, int *archives,
+                          struct strbuf *index)
+{
+    char *name = xasprintf("redistrib_%s.json", label);
+    char *src = fs_join(cache, name);
+    size_t len = 0;
+    char *text = fs_read_file(src, 16u << 20, &len);
+    struct redist_manifest m;
+    char *err = NULL;
+    if (!text || manifest_parse(text, len, &m, &err) < 0) {
+        fprintf(stderr, "sagebuild mirror: %s: %s\n", src, err ? err : strerror(errno));
+        free(err);
+        free(text);
+        free(src);
+        free(name);
+        return -1;
+    }
+    int rc = 0, n = 0;
+    for (int i = 0; i < m.ncomponents; i++) {
+        const struct redist_component *c = &m.components[i];
+        for (int j = 0; j < c->nplatforms; j++)
+            for (int k = 0; k < c->platforms[j].nentries; k++) {
+                const struct redist_entry *e = &c->platforms[j].entries[k];
+                if (!e->relative_path || path_rel_check(e->relative_path))
+                    continue;
+                char *have = fs_join(cache, e->relative_path);
+                if (!fs_is_file(have)) {
+                    free(have);
+                    continue;
+                }
+                char got[65];
+                long long size = -1;
+                if (sha256_file(have, got, &size) < 0 || strcmp(got, e->sha256) ||
+                    (e->size >= 0 && size != e->size)) {
+                    fprintf(stderr,
+                            "sagebuild mirror: skipping %s: it does not match the "
+                            "manifest (sha256 %s, expected %s)\n",
+                            have, got, e->sha256);
+                    free(have);
+                    continue;
+                }
+                char *dst = fs_join(out, e->relative_path);
+                if (place_file(have, dst) < 0) {
+                    fprintf(stderr, "sagebuild mirror: cannot write %s: %s\n", dst,
+                            strerror(errno));
+                    rc = -1;
+                } else {
+                    n++;
+                }
+                free(dst);
+                free(have);
+            }
+    }
+    char *dst = fs_join(out, name);
+    if (rc == 0 && place_file(src, dst) < 0) {
+        fprintf(stderr, "sagebuild mirror: cannot write %s: %s\n", dst, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0) {
+        sb_addf(index, "<a href=\"%s\">%s</a><br>\n", name, name);
+        printf("CUDA %s: manifest and %d archive%s\n", label, n, n == 1 ? "" : "s");
+    }
+    *archives += n;
+    free(dst);
+    manifest_free(&m);
+    free(text);
+    free(src);
+    free(name);
+    return rc;
+}
 
 int cmd_mirror(int argc, char **argv, const struct global_opts *g)
 {
-    (void)argc;
-    (void)argv;
     (void)g;
-    return cmd_not_built("mirror");
+    enum { O_OUT = 256, O_CUDA };
+    static const struct option opts[] = {
+        {"out", required_argument, NULL, O_OUT},
+        {"cuda", required_argument, NULL, O_CUDA},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    struct strbuf wanted = STRBUF_INIT;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_OUT:
+            out = optarg;
+            break;
+        case O_CUDA:
+            sb_addf(&wanted, "%s%s", wanted.len ? "," : "", optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            sb_free(&wanted);
+            return SB_EXIT_OK;
+        default:
+            usage(stderr);
+            sb_free(&wanted);
+            return SB_EXIT_USAGE;
+        }
+    }
+    if (!out || optind < argc) {
+        fprintf(stderr, "sagebuild mirror: %s\n",
+                out ? "unexpected argument" : "--out DIR is required");
+        sb_free(&wanted);
+        return SB_EXIT_USAGE;
+    }
+    char *cache = catalog_cache_dir();
+    int n = 0;
+    char **labels = catalog_dir_labels(cache, &n);
+    char **pick = xcalloc((size_t)n + 1, sizeof *pick);
+    int npick = 0, rc = SB_EXIT_OK;
+    if (wanted.len) {
+        for (const char *p = sb_str(&wanted); *p;) {
+            size_t len = strcspn(p, ",");
+            char *req = xstrndup(p, len);
+            char *label = resolve_label(req, labels, n);
+            if (!label) {
+                fprintf(stderr,
+                        "sagebuild mirror: no CUDA %s in the cache (%s); fetch it "
+                        "first with 'sagebuild fetch-cuda --cuda %s'\n",
+                        req, cache ? cache : "no cache", req);
+                rc = SB_EXIT_ERROR;
+            } else {
+                pick = xrealloc(pick, (size_t)(npick + 2) * sizeof *pick);
+                pick[npick++] = label;
+            }
+            free(req);
+            p += len;
+            p += *p == ',';
+        }
+    } else {
+        for (int i = 0; i < n; i++)
+            pick[npick++] = xstrdup(labels[i]);
+    }
+    if (rc == SB_EXIT_OK && npick == 0) {
+        fprintf(stderr,
+                "sagebuild mirror: the cache (%s) holds no manifests yet; run "
+                "'sagebuild fetch-cuda' first\n",
+                cache ? cache : "none");
+        rc = SB_EXIT_ERROR;
+    }
+    int archives = 0;
+    struct strbuf index = STRBUF_INIT;
+    sb_adds(&index, "<html><body>\n");
+    for (int i = 0; rc == SB_EXIT_OK && i < npick; i++)
+        if (mirror_release(cache, pick[i], out, &archives, &index) < 0)
+            rc = SB_EXIT_ERROR;
+    sb_adds(&index, "</body></html>\n");
+    if (rc == SB_EXIT_OK) {
+        char *ix = fs_join(out, "index.html");
+        if (fs_write_file(ix, index.buf, index.len) < 0) {
+            fprintf(stderr, "sagebuild mirror: cannot write %s: %s\n", ix, strerror(errno));
+            rc = SB_EXIT_ERROR;
+        } else {
+            printf("mirror ready in %s (%d archives); serve it and use --mirror URL\n", out,
+                   archives);
+        }
+        free(ix);
+    }
+    sb_free(&index);
+    resolve_free_list(pick, npick);
+    resolve_free_list(labels, n);
+    free(cache);
+    sb_free(&wanted);
+    return rc;
 }

@@ -1,0 +1,81 @@
+/* Parallel, verified, resumable downloads with libcurl's multi interface.
+ *
+ * Each job names the final file, its expected size and sha256, and the URLs to try in order.
+ * A verified file already at `path` is used as it is. Otherwise bytes go to `path.part`, hashed
+ * as they arrive; a dropped connection resumes with a Range request, transient failures are
+ * retried with back-off, and a 404, a failed redirect target or a wrong hash moves on to the
+ * next URL. Only a file whose size and sha256 match is renamed to `path`.
+ *
+ * A consumer thread may read the file while it downloads through the job's dl_stream (used to
+ * unpack while downloading). Everything it reads before the verdict is unverified: the consumer
+ * must wait for DL_VERIFIED before trusting what it made from the bytes, and start over when
+ * the generation changes (the file restarted from byte 0). Reusable by any source of archives
+ * (redist tarballs, PyPI wheels): nothing here knows about CUDA. */
+#ifndef SB_FETCH_DOWNLOAD_H
+#define SB_FETCH_DOWNLOAD_H
+
+#include <pthread.h>
+#include <signal.h>
+
+enum dl_state { DL_RUNNING, DL_VERIFIED, DL_FAILED };
+
+struct dl_stream {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int fd;          /* the file being written, -1 until opened; read it with pread */
+    long long avail; /* bytes of the current generation present in the file */
+    int gen;         /* bumped each time the file restarts from byte 0 */
+    enum dl_state state;
+};
+
+struct dl_job {
+    /* Inputs. */
+    const char *label; /* for messages: the component or package name */
+    char *const *urls; /* tried in order; may be empty when the file must exist */
+    int nurls;
+    const char *path;   /* the final file */
+    long long size;     /* expected bytes, < 0 when unknown */
+    const char *sha256; /* expected lowercase hex, NULL to skip the check */
+    int user_file;      /* path belongs to the user (--from): never written or deleted */
+    /* Outputs. */
+    struct dl_stream stream;
+    int ok;
+    int from_cache;      /* a verified file was already there */
+    long long net_bytes; /* bytes received from the network for this job */
+    char *url_used;      /* the URL that delivered the verified file */
+    char *error;         /* why the job failed (every URL tried and what happened) */
+};
+
+struct dl_opts {
+    int retries;          /* attempts per URL for transient failures (>= 1) */
+    long connect_timeout; /* seconds */
+    long stall_timeout;   /* seconds without a byte before a transfer is abandoned */
+    int offline;          /* never touch the network: only verified files at `path` count */
+    int progress;         /* draw a progress line on stderr */
+    volatile sig_atomic_t *cancel; /* checked often; non-zero aborts every job */
+};
+
+void dl_opts_defaults(struct dl_opts *o);
+void dl_job_init(struct dl_job *j);
+void dl_job_free(struct dl_job *j);
+
+/* Runs every job to completion. Returns 0 when all are verified, -1 otherwise (each job says
+ * why). Thread-safe towards the consumers of the jobs' streams; call from one thread. */
+int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o);
+
+/* Consumer side: waits until more than `off` bytes of generation `gen` exist, the verdict is in,
+ * or the generation changed. Returns the state; *avail and *cur_gen get the current values. */
+enum dl_state dl_stream_wait(struct dl_stream *s, long long off, int gen, long long *avail,
+                             int *cur_gen);
+/* Waits for the verdict on generation gen: DL_VERIFIED, DL_FAILED, or DL_RUNNING when the
+ * generation changed meanwhile (start over). */
+enum dl_state dl_stream_verdict(struct dl_stream *s, int gen);
+
+/* Global libcurl set-up; call once before dl_run (idempotent). */
+void dl_global_init(void);
+
+/* Small synchronous GET (manifests, directory indexes) with the same timeouts and TLS rules.
+ * 0 with *body (heap, NUL-terminated, at most max bytes) or -1 with *err. */
+int dl_get_text(const char *url, size_t max, const struct dl_opts *o, char **body, size_t *len,
+                char **err);
+#endif

@@ -1,0 +1,66 @@
+#include "fetch/fetch_common.h"
+#include "fetch/resolve.h"
+#include "probe/torch.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+#include "util/xdg.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+void fetch_dl_opts_from(struct dl_opts *o, const char *timeout_env, const char *retries_env)
+{
+    long t = timeout_env && *timeout_env ? strtol(timeout_env, NULL, 10) : 0;
+    if (t > 0 && t <= 3600) {
+        o->stall_timeout = t;
+        o->connect_timeout = t / 2 > 0 ? (t / 2 < 15 ? t / 2 : 15) : 1;
+    }
+    long r = retries_env && *retries_env ? strtol(retries_env, NULL, 10) : 0;
+    if (r > 0 && r <= 20)
+        o->retries = (int)r;
+}
+
+void fetch_dl_opts(struct dl_opts *o, int offline, int progress)
+{
+    dl_opts_defaults(o);
+    fetch_dl_opts_from(o, getenv("SAGEBUILD_TIMEOUT"), getenv("SAGEBUILD_RETRIES"));
+    o->offline = offline;
+    o->progress = progress;
+}
+
+const char *fetch_machine_platform(void)
+{
+    struct utsname u;
+    if (uname(&u) < 0)
+        return NULL;
+    return resolve_platform_for_machine(u.machine);
+}
+
+char *fetch_default_prefix(const char *release)
+{
+    char *data = xdg_data_dir();
+    if (!data)
+        return NULL;
+    char *name = xasprintf("cuda-%s", release);
+    char *p = fs_join(data, name);
+    free(name);
+    free(data);
+    return p;
+}
+
+char *fetch_torch_cuda(char **note)
+{
+    struct torch_info ti;
+    memset(&ti, 0, sizeof ti);
+    char *out = NULL;
+    if (probe_torch(getenv("SAGEBUILD_PYTHON"), NULL, &ti) == 0 && ti.cuda) {
+        out = xstrdup(ti.cuda);
+    } else if (note) {
+        *note = ti.found ? xasprintf("torch %s at %s is not a CUDA build",
+                                     ti.version ? ti.version : "?", ti.dir ? ti.dir : "?")
+                         : xasprintf("torch was not found (%s)", ti.error ? ti.error : "no python");
+    }
+    torch_info_free(&ti);
+    return out;
+}

@@ -1,0 +1,169 @@
+#include "fetch/install.h"
+#include "util/fs.h"
+#include "util/strbuf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+int install_is_debris(const char *base, const char *name)
+{
+    size_t n = strlen(base);
+    if (name[0] != '.' || strncmp(name + 1, base, n))
+        return 0;
+    const char *rest = name + 1 + n;
+    return !strncmp(rest, ".staging-", 9) || !strncmp(rest, ".old-", 5);
+}
+
+static void sweep_debris(struct install_ctx *c)
+{
+    DIR *d = opendir(c->parent);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!install_is_debris(c->base, de->d_name))
+            continue;
+        char *p = fs_join(c->parent, de->d_name);
+        fs_remove_tree(p);
+        free(p);
+    }
+    closedir(d);
+}
+
+int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct install_ctx *c,
+                 char **err)
+{
+    memset(c, 0, sizeof *c);
+    c->lock_fd = -1;
+    char *abs = NULL;
+    if (prefix[0] == '/') {
+        abs = xstrdup(prefix);
+    } else {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) {
+            *err = xasprintf("getcwd: %s", strerror(errno));
+            return -1;
+        }
+        abs = fs_join(cwd, prefix);
+    }
+    size_t n = strlen(abs);
+    while (n > 1 && abs[n - 1] == '/')
+        abs[--n] = '\0';
+    c->prefix = abs;
+    c->parent = fs_dirname(abs);
+    const char *slash = strrchr(abs, '/');
+    c->base = xstrdup(slash ? slash + 1 : abs);
+    if (!*c->base || !strcmp(c->base, ".") || !strcmp(c->base, "..")) {
+        *err = xasprintf("%s cannot be a prefix", prefix);
+        return -1;
+    }
+    if (fs_mkdir_p(c->parent, 0755) < 0) {
+        *err = xasprintf("cannot create %s: %s", c->parent, strerror(errno));
+        return -1;
+    }
+    char *lock = xasprintf("%s/.%s.lock", c->parent, c->base);
+    c->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (c->lock_fd < 0) {
+        *err = xasprintf("cannot open the lock file %s: %s", lock, strerror(errno));
+        free(lock);
+        return -1;
+    }
+    if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        fprintf(stderr, "sagebuild: waiting for another sagebuild working on %s\n", c->prefix);
+        while (flock(c->lock_fd, LOCK_EX) < 0) {
+            if (errno != EINTR || (cancel && *cancel)) {
+                *err = xasprintf("could not lock %s: %s", lock,
+                                 errno == EINTR ? "interrupted" : strerror(errno));
+                free(lock);
+                return -1;
+            }
+        }
+    }
+    free(lock);
+    sweep_debris(c);
+    return 0;
+}
+
+int install_staging(struct install_ctx *c, char **err)
+{
+    char *tmpl = xasprintf("%s/.%s.staging-XXXXXX", c->parent, c->base);
+    if (!mkdtemp(tmpl)) {
+        *err = xasprintf("cannot create a staging folder in %s: %s", c->parent, strerror(errno));
+        free(tmpl);
+        return -1;
+    }
+    chmod(tmpl, 0755);
+    c->staging = tmpl;
+    return 0;
+}
+
+int install_commit(struct install_ctx *c, char **err)
+{
+    if (!fs_exists(c->prefix)) {
+        if (rename(c->staging, c->prefix) < 0) {
+            *err = xasprintf("cannot move %s to %s: %s", c->staging, c->prefix, strerror(errno));
+            return -1;
+        }
+        free(c->staging);
+        c->staging = NULL;
+        return 0;
+    }
+    if (renameat2(AT_FDCWD, c->staging, AT_FDCWD, c->prefix, RENAME_EXCHANGE) == 0) {
+        /* The staging path now holds the old tree. */
+        fs_remove_tree(c->staging);
+        free(c->staging);
+        c->staging = NULL;
+        return 0;
+    }
+    /* No atomic exchange on this file system: move the old tree aside, the new one in. */
+    char *old = xasprintf("%s/.%s.old-%ld", c->parent, c->base, (long)getpid());
+    if (rename(c->prefix, old) < 0) {
+        *err = xasprintf("cannot move the old %s aside: %s", c->prefix, strerror(errno));
+        free(old);
+        return -1;
+    }
+    if (rename(c->staging, c->prefix) < 0) {
+        int e = errno;
+        rename(old, c->prefix);
+        *err = xasprintf("cannot move %s to %s: %s", c->staging, c->prefix, strerror(e));
+        free(old);
+        return -1;
+    }
+    fs_remove_tree(old);
+    free(old);
+    free(c->staging);
+    c->staging = NULL;
+    return 0;
+}
+
+void install_abort(struct install_ctx *c)
+{
+    if (c->staging) {
+        fs_remove_tree(c->staging);
+        free(c->staging);
+        c->staging = NULL;
+    }
+}
+
+void install_release(struct install_ctx *c)
+{
+    install_abort(c);
+    if (c->lock_fd >= 0)
+        close(c->lock_fd); /* the lock file stays: removing it would race a waiting run */
+    free(c->prefix);
+    free(c->parent);
+    free(c->base);
+    memset(c, 0, sizeof *c);
+    c->lock_fd = -1;
+}

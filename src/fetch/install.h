@@ -1,0 +1,37 @@
+/* Putting a finished tree in place: a lock beside the prefix so two runs never interleave, a
+ * staging folder beside it (same file system, so the final step is a rename), and an atomic
+ * swap of the new tree for the old one. Any failure before the swap leaves the old prefix
+ * exactly as it was; install_abort removes the staging folder. Generic: knows nothing of CUDA. */
+#ifndef SB_FETCH_INSTALL_H
+#define SB_FETCH_INSTALL_H
+
+#include <signal.h>
+
+struct install_ctx {
+    char *prefix;  /* absolute */
+    char *parent;  /* folder that holds the prefix */
+    char *base;    /* the prefix's own name */
+    int lock_fd;   /* -1 when not held */
+    char *staging; /* parent/.base.staging-XXXXXX, NULL when none */
+};
+
+/* Takes the lock file parent/.base.lock (creating parent), waiting for another holder; prints
+ * one line to stderr when it has to wait. Removes staging debris a killed run left behind.
+ * 0, or -1 with *err (also when *cancel becomes set while waiting). */
+int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct install_ctx *c,
+                 char **err);
+/* Creates the staging folder. 0 or -1 with *err. */
+int install_staging(struct install_ctx *c, char **err);
+/* Swaps staging in for the prefix (renameat2 RENAME_EXCHANGE where the file system has it, two
+ * renames otherwise) and removes the old tree. 0 or -1 with *err; the old prefix survives a
+ * failure. */
+int install_commit(struct install_ctx *c, char **err);
+/* Removes the staging folder, if any. */
+void install_abort(struct install_ctx *c);
+/* Releases the lock and frees c. */
+void install_release(struct install_ctx *c);
+
+/* Whether name is debris of a run on prefix base ("." base ".staging-" or ".old-"). Pure. */
+int install_is_debris(const char *base, const char *name);
+
+#endif

@@ -1,0 +1,25 @@
+/* Rules that keep archive contents inside the folder they are unpacked into. Pure functions:
+ * they judge names, never touch the disk. */
+#ifndef SB_FETCH_PATHSAFE_H
+#define SB_FETCH_PATHSAFE_H
+
+/* NULL when rel is a safe relative path: not empty, not absolute, no "..", no NUL-like oddities
+ * (control characters, backslashes). Otherwise a static reason. "." components and doubled
+ * slashes are allowed; path_normalize removes them. */
+const char *path_rel_check(const char *rel);
+
+/* Drops `strip` leading components from an archive entry name and normalizes the rest
+ * ("a/./b//c/" → "b/c" with strip 1). Heap string; "" when nothing is left (the top folder
+ * itself); NULL with *why set when the name is unsafe (absolute, "..", control characters). */
+char *path_strip(const char *name, int strip, const char **why);
+
+/* Whether a symlink at rel (already stripped and safe) pointing at target stays inside the
+ * tree: target must be relative, and walking it from rel's directory must never climb above
+ * the tree's root. NULL if it stays inside, else a static reason. */
+const char *path_link_check(const char *rel, const char *target);
+
+/* Whether rel lies beneath (or is) one of the given paths, e.g. beneath a symlink the archive
+ * created earlier: writing through it could leave the tree. */
+int path_is_under(const char *rel, const char *dir);
+
+#endif
