@@ -153,7 +153,7 @@ void check_build_disk(struct doctor_ctx *ctx, struct check_result *r)
             if (worst < 0 || free_bytes < worst) {
                 worst = free_bytes;
                 free(worst_path);
-                worst_path = xstrdup(dir);
+                worst_path = dir;
                 dir = NULL;
             }
         }

@@ -277,6 +277,7 @@ void check_toolkit_archs(struct doctor_ctx *ctx, struct check_result *r)
         if (why) {
             sb_addf(&problems, "%s%s", bad ? "; " : "", why);
             result_ev(r, name, "%s", why);
+            free(why);
             bad++;
         } else {
             result_ev(r, name, "ok");
