@@ -279,7 +279,7 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     struct arch_list archs;
     char *notes = NULL, *err = NULL;
     if (build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err) < 0) {
-        int usage_error = !strstr(err, "native");
+        int usage_error = strncmp(err, "--arch native", 13) != 0; /* not about the GPUs */
         build_outcome_error(res, usage_error ? SB_EXIT_USAGE : SB_EXIT_ERROR, err,
                             xstrdup("sagebuild build --arch sm_120a   (RTX 50; sm_89: RTX 40; "
                                     "sm_90: H100/H200; see --help)"));
