@@ -1,0 +1,197 @@
+#include "st_logic.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sageattn.h"
+
+static size_t add_case(struct st_case *out, size_t n, size_t cap, struct st_case c)
+{
+    if (n >= cap)
+        return n;
+    if (c.name[0] == '\0') {
+        static const char *kinds[] = {"random",     "k-offset",    "q-x10",
+                                      "v-near-max", "qk-near-max", "long"};
+        char len[32];
+        if (c.lq == c.lkv)
+            snprintf(len, sizeof len, "L%d", c.lq);
+        else
+            snprintf(len, sizeof len, "Lq%d/Lkv%d", c.lq, c.lkv);
+        snprintf(c.name, sizeof c.name, "%s %s d%d%s%s%s%s", kinds[c.kind], len, c.d,
+                 c.hq != c.hkv ? " gqa" : "", c.causal ? " causal" : "", c.nhd ? " NHD" : "",
+                 c.bf16 ? " bf16" : "");
+    }
+    out[n] = c;
+    return n + 1;
+}
+
+static struct st_case mk(int b, int hq, int hkv, int lq, int lkv, int d, int causal, int nhd,
+                         int bf16, int lse, enum st_kind kind)
+{
+    struct st_case c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    c.hq = hq;
+    c.hkv = hkv;
+    c.lq = lq;
+    c.lkv = lkv;
+    c.d = d;
+    c.causal = causal;
+    c.nhd = nhd;
+    c.bf16 = bf16;
+    c.lse = lse;
+    c.kind = kind;
+    return c;
+}
+
+size_t st_accuracy_cases(int full, struct st_case *out, size_t cap)
+{
+    size_t n = 0;
+    if (!full) {
+        n = add_case(out, n, cap, mk(1, 8, 8, 1000, 1000, 64, 0, 0, 0, 1, ST_RANDOM));
+        n = add_case(out, n, cap, mk(2, 4, 4, 77, 77, 128, 1, 1, 0, 1, ST_RANDOM));
+        n = add_case(out, n, cap, mk(2, 4, 4, 17, 17, 40, 0, 0, 1, 0, ST_RANDOM));
+        n = add_case(out, n, cap, mk(1, 2, 2, 1, 1, 96, 0, 1, 0, 1, ST_RANDOM));
+        n = add_case(out, n, cap, mk(1, 8, 2, 77, 1000, 128, 0, 0, 0, 1, ST_RANDOM));
+        n = add_case(out, n, cap, mk(1, 4, 4, 4096, 4096, 128, 1, 1, 1, 0, ST_RANDOM));
+        n = add_case(out, n, cap, mk(1, 4, 4, 1024, 1024, 128, 0, 0, 0, 1, ST_K_OFFSET));
+        n = add_case(out, n, cap, mk(1, 4, 4, 1024, 1024, 128, 0, 0, 0, 0, ST_Q_X10));
+        n = add_case(out, n, cap, mk(1, 4, 4, 1024, 1024, 64, 0, 1, 0, 0, ST_V_NEAR_LIMIT));
+        n = add_case(out, n, cap, mk(1, 2, 2, 256, 256, 64, 0, 0, 0, 0, ST_QK_NEAR_LIMIT));
+        n = add_case(out, n, cap, mk(1, 2, 2, 16384, 16384, 128, 0, 0, 0, 0, ST_LONG));
+        return n;
+    }
+    /* Every length with every head dim; layout, dtype and causal alternate over the grid. */
+    static const int lens[] = {1, 17, 77, 1000, 4096};
+    static const int dims[] = {40, 64, 96, 128};
+    int i = 0;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++, i++) {
+            int heads = lens[li] >= 4096 ? 4 : 8;
+            n = add_case(out, n, cap,
+                         mk(2, heads, heads, lens[li], lens[li], dims[di], i % 2, (i / 2) % 2,
+                            (i / 4) % 2, i % 3 == 0, ST_RANDOM));
+        }
+    /* GQA and MQA, query and key lengths that differ, causal bottom-right alignment. */
+    n = add_case(out, n, cap, mk(1, 8, 2, 1000, 1000, 128, 0, 0, 0, 1, ST_RANDOM));
+    n = add_case(out, n, cap, mk(1, 8, 1, 1000, 1000, 64, 1, 1, 1, 1, ST_RANDOM));
+    n = add_case(out, n, cap, mk(1, 8, 2, 77, 1000, 128, 1, 0, 0, 1, ST_RANDOM));
+    n = add_case(out, n, cap, mk(1, 8, 8, 1000, 77, 64, 0, 1, 0, 1, ST_RANDOM));
+    n = add_case(out, n, cap, mk(1, 8, 8, 1000, 77, 64, 1, 0, 0, 1, ST_RANDOM));
+    n = add_case(out, n, cap, mk(2, 8, 4, 1, 4096, 128, 0, 0, 1, 1, ST_RANDOM));
+    n = add_case(out, n, cap, mk(1, 8, 8, 4096, 17, 96, 0, 1, 0, 0, ST_RANDOM));
+    /* Adversarial inputs, both head dims and dtypes; long sequences. */
+    for (int d = 64; d <= 128; d += 64)
+        for (int bf16 = 0; bf16 <= 1; bf16++) {
+            n = add_case(out, n, cap, mk(1, 4, 4, 1024, 1024, d, 0, bf16, bf16, 1, ST_K_OFFSET));
+            n = add_case(out, n, cap, mk(1, 4, 4, 1024, 1024, d, bf16, 0, bf16, 0, ST_Q_X10));
+            n = add_case(out, n, cap, mk(1, 4, 4, 1024, 1024, d, 0, 1, bf16, 0, ST_V_NEAR_LIMIT));
+            n = add_case(out, n, cap, mk(1, 2, 2, 256, 256, d, 0, 0, bf16, 0, ST_QK_NEAR_LIMIT));
+        }
+    n = add_case(out, n, cap, mk(1, 2, 2, 16384, 16384, 128, 0, 0, 0, 1, ST_LONG));
+    n = add_case(out, n, cap, mk(1, 4, 1, 32768, 32768, 64, 1, 1, 1, 0, ST_LONG));
+    n = add_case(out, n, cap, mk(1, 2, 2, 16384, 16384, 128, 0, 0, 0, 0, ST_K_OFFSET));
+    return n;
+}
+
+size_t st_speed_shapes(int full, struct st_speed_shape *out, size_t cap)
+{
+    size_t n = 0;
+    if (!full) {
+        if (cap >= 2) {
+            out[n++] = (struct st_speed_shape){1, 32, 4096, 128, 0};
+            out[n++] = (struct st_speed_shape){1, 32, 4096, 64, 1};
+        }
+        return n;
+    }
+    static const int lens[] = {1024, 4096, 16384};
+    for (int d = 64; d <= 128; d += 64)
+        for (size_t li = 0; li < 3; li++)
+            for (int causal = 0; causal <= 1 && n < cap; causal++)
+                out[n++] = (struct st_speed_shape){1, 32, lens[li], d, causal};
+    return n;
+}
+
+void st_arch_for_cc(int cc, char *out, size_t n)
+{
+    /* Arch-specific ("a") SASS is what the kernels want from Hopper on, except sm_90, which
+     * the portable family targets as plain sm_90. */
+    snprintf(out, n, "sm_%d%s", cc, cc >= 100 ? "a" : "");
+}
+
+int st_archs_cover_cc(const char *archs, int cc)
+{
+    const char *p = archs;
+    while (p && *p) {
+        int num = 0, len = 0;
+        if (sscanf(p, " sm_%d%n", &num, &len) == 1) {
+            int specific = p[len] == 'a';
+            if (specific ? num == cc : (num / 10 == cc / 10 && num % 10 <= cc % 10))
+                return 1;
+        }
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    return 0;
+}
+
+int st_mode_from_name(const char *name)
+{
+    if (strcmp(name, "int8-fp16") == 0)
+        return SAGEATTN_MODE_INT8_FP16;
+    if (strcmp(name, "int8-fp8") == 0)
+        return SAGEATTN_MODE_INT8_FP8;
+    if (strcmp(name, "fp16") == 0)
+        return SAGEATTN_MODE_FP16;
+    return -1;
+}
+
+struct st_bar st_bar_for_mode(int mode)
+{
+    switch (mode) {
+    case SAGEATTN_MODE_INT8_FP16:
+        return (struct st_bar){0.9999, 0.012, 0.05};
+    case SAGEATTN_MODE_INT8_FP8:
+        return (struct st_bar){0.9992, 0.04, 0.05};
+    default:
+        return (struct st_bar){0.99999, 0.003, 0.001};
+    }
+}
+
+const char *st_verdict_name(enum st_verdict v)
+{
+    static const char *names[] = {"pass", "warn", "fail", "unsupported"};
+    return names[v];
+}
+
+enum st_verdict st_judge_case(int mode, const struct st_case *c, struct st_case_result *r,
+                              double random_rel)
+{
+    struct st_bar bar = st_bar_for_mode(mode);
+    r->pass = 0;
+    if (!r->api_ok || !r->coverage_ok || r->nonfinite > 0)
+        return ST_FAIL;
+    if (c->kind == ST_QK_NEAR_LIMIT) {
+        r->pass = 1;
+        return ST_PASS;
+    }
+    double rel_limit = c->kind == ST_RANDOM ? bar.rel_l1 : 2.0 * random_rel;
+    if (rel_limit <= 0.0 || rel_limit > bar.rel_l1 * 2.0)
+        rel_limit = c->kind == ST_RANDOM ? bar.rel_l1 : bar.rel_l1 * 2.0;
+    /* Adversarial inputs are judged on rel-L1 (the goal is "at most twice the random one");
+     * their cosine only has to stay within 10x the random bar's distance from 1. */
+    double cos_floor = c->kind == ST_RANDOM ? bar.cos : 1.0 - 10.0 * (1.0 - bar.cos);
+    int ok = r->rel_l1 <= rel_limit && r->cos >= cos_floor;
+    if (c->lse && r->lse_err >= 0.0)
+        ok = ok && r->lse_err <= bar.lse_abs && r->lse_inf_ok;
+    if (ok) {
+        r->pass = 1;
+        return ST_PASS;
+    }
+    double cos_fail = c->kind == ST_RANDOM ? 1.0 - 4.0 * (1.0 - bar.cos) : cos_floor;
+    if (r->rel_l1 > 2.0 * rel_limit || r->cos < cos_fail || !r->lse_inf_ok)
+        return ST_FAIL;
+    return ST_WARN;
+}

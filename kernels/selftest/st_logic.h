@@ -1,0 +1,80 @@
+/* The pure decisions of sageattn-selftest, kept apart from CUDA so CPU tests cover them: which
+ * arch to build for a GPU, whether a build's arch list covers it, the test matrix, the accuracy
+ * bars and the verdicts. */
+#ifndef ST_LOGIC_H
+#define ST_LOGIC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input families of the accuracy matrix (the same as the CPU reference tests'). */
+enum st_kind {
+    ST_RANDOM,        /* Q, K, V ~ N(0, 1) */
+    ST_K_OFFSET,      /* K + per-channel offset N(0, 1)·30 */
+    ST_Q_X10,         /* Q·10 */
+    ST_V_NEAR_LIMIT,  /* V reaching ±60000 */
+    ST_QK_NEAR_LIMIT, /* Q and K reaching ±60000: only finiteness is judged */
+    ST_LONG           /* random, but a long sequence: judged as adversarial */
+};
+
+struct st_case {
+    char name[64];
+    int b, hq, hkv, lq, lkv, d;
+    int causal, nhd, bf16;
+    int lse; /* also request and check the LSE */
+    enum st_kind kind;
+};
+
+struct st_speed_shape {
+    int b, h, l, d, causal;
+};
+
+/* Fills out[] (capacity cap) with the accuracy matrix; returns the count. */
+size_t st_accuracy_cases(int full, struct st_case *out, size_t cap);
+size_t st_speed_shapes(int full, struct st_speed_shape *out, size_t cap);
+
+/* "sm_90" for cc 90, "sm_120a" for 120, ...: the --arch that gives SASS for this GPU. */
+void st_arch_for_cc(int cc, char *out, size_t n);
+/* Whether a comma-separated arch list ("sm_90,sm_120a") holds SASS that runs on cc: sm_XY runs
+ * on the same major with minor >= Y; sm_XYa only on exactly X.Y. */
+int st_archs_cover_cc(const char *archs, int cc);
+
+/* Mode names as the API spells them; -1 for an unknown name. Mode numbers are sageattn_mode. */
+int st_mode_from_name(const char *name);
+
+struct st_bar {
+    double cos, rel_l1, lse_abs;
+};
+/* The accuracy goals of issue 4 (int8-fp16, int8-fp8) and our own for fp16. */
+struct st_bar st_bar_for_mode(int mode);
+
+struct st_case_result {
+    int api_ok;      /* sageattn_run accepted the problem */
+    int coverage_ok; /* every output element written, nothing outside it */
+    long nonfinite;  /* NaN/Inf among the written outputs */
+    double cos, rel_l1, max_abs;
+    double lse_err; /* max |lse - ref| over rows with keys; < 0 when not checked */
+    int lse_inf_ok; /* rows without keys have -inf */
+    int pass;       /* filled by st_judge_case */
+};
+
+enum st_verdict { ST_PASS = 0, ST_WARN = 1, ST_FAIL = 2, ST_UNSUPPORTED = 3 };
+const char *st_verdict_name(enum st_verdict v);
+
+/* Judges one case: random cases against the mode's bar; adversarial ones (every kind but
+ * ST_RANDOM) against twice the worst random rel-L1 of the same mode (random_rel), except
+ * ST_QK_NEAR_LIMIT, which only needs finite, complete output; adversarial cosines only have to
+ * stay within 10x the random bar's distance from 1. Returns the case's verdict: FAIL for
+ * missing/extra writes, NaN/Inf, API errors, or more than twice the allowed error; WARN for a
+ * miss within that; PASS otherwise. Sets r->pass. */
+enum st_verdict st_judge_case(int mode, const struct st_case *c, struct st_case_result *r,
+                              double random_rel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
