@@ -489,7 +489,7 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
     struct gpu_cc gpus[16];
     int ngpus = probe_gpus(gpus, 16);
     char *archs = NULL;
-    if (!o.arch && ngpus == 0) {
+    if ((!o.arch || strstr(o.arch, "native")) && ngpus == 0) {
         set_stage(&r, ST_ARCHS, "error",
                   xstrdup("no NVIDIA GPU was found, so `all` cannot tell which archs to build"),
                   xstrdup("name them: sagebuild all --arch sm_120a   (RTX 50; sm_89: RTX 40; "
