@@ -6,6 +6,7 @@
 #include "build/run.h"
 #include "cmd.h"
 #include "probe/gpu.h"
+#include "util/cli.h"
 #include "util/fs.h"
 #include "util/out.h"
 #include "util/proc.h"
@@ -106,11 +107,7 @@ static int parse_opts(int argc, char **argv, struct all_opts *o)
             return SB_EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "sagebuild all: unexpected argument '%s'\n", argv[optind]);
-        return SB_EXIT_USAGE;
-    }
-    return SB_EXIT_OK;
+    return cli_no_operands("all", argc, argv, optind);
 }
 
 static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

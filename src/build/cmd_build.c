@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "probe/gpu.h"
 #include "probe/resources.h"
+#include "util/cli.h"
 #include "util/datadir.h"
 #include "util/fs.h"
 #include "util/out.h"
@@ -80,7 +81,6 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
     *o = (struct build_opts){
         .arch = "native", .head_dims = "64,128", .timeout_s = BUILD_DEFAULT_TIMEOUT_S};
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
@@ -99,18 +99,12 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
             o->head_dims = optarg;
             break;
         case 'j':
-            o->jobs = (int)strtol(optarg, &end, 10);
-            if (*end || o->jobs < 1 || o->jobs > 1024) {
-                fprintf(stderr, "sagebuild build: --jobs wants a number from 1 to 1024\n");
+            if (cli_int_arg("build", "jobs", optarg, 1, 1024, &o->jobs))
                 return SB_EXIT_USAGE;
-            }
             break;
         case 't':
-            o->timeout_s = (int)strtol(optarg, &end, 10);
-            if (*end || o->timeout_s < 1 || o->timeout_s > 7 * 24 * 3600) {
-                fprintf(stderr, "sagebuild build: --timeout wants seconds (1 to 604800)\n");
+            if (cli_int_arg("build", "timeout", optarg, 1, 7 * 24 * 3600, &o->timeout_s))
                 return SB_EXIT_USAGE;
-            }
             break;
         case 'J':
             o->json = 1;
@@ -126,11 +120,7 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
             return SB_EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "sagebuild build: unexpected argument '%s'\n", argv[optind]);
-        return SB_EXIT_USAGE;
-    }
-    return SB_EXIT_OK;
+    return cli_no_operands("build", argc, argv, optind);
 }
 
 /* The GPUs present, only asked for when `native` needs them. */

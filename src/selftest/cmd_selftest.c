@@ -5,6 +5,7 @@
 #include "probe/gpu.h"
 #include "selftest/render.h"
 #include "selftest/report.h"
+#include "util/cli.h"
 #include "util/fs.h"
 #include "util/out.h"
 #include "util/proc.h"
@@ -78,11 +79,8 @@ static int parse_opts(int argc, char **argv, struct selftest_opts *o)
             o->depth = c == 'q' ? "--quick" : "--full";
             break;
         case 't':
-            o->timeout_s = (int)strtol(optarg, &end, 10);
-            if (*end || o->timeout_s < 1 || o->timeout_s > 7 * 24 * 3600) {
-                fprintf(stderr, "sagebuild selftest: --timeout wants seconds (1 to 604800)\n");
+            if (cli_int_arg("selftest", "timeout", optarg, 1, 7 * 24 * 3600, &o->timeout_s))
                 return SB_EXIT_USAGE;
-            }
             break;
         case 'J':
             o->json = 1;
@@ -95,11 +93,7 @@ static int parse_opts(int argc, char **argv, struct selftest_opts *o)
             return SB_EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "sagebuild selftest: unexpected argument '%s'\n", argv[optind]);
-        return SB_EXIT_USAGE;
-    }
-    return SB_EXIT_OK;
+    return cli_no_operands("selftest", argc, argv, optind);
 }
 
 struct outcome {
