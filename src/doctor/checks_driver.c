@@ -120,7 +120,8 @@ void check_driver_present(struct doctor_ctx *ctx, struct check_result *r)
 void check_driver_gpus(struct doctor_ctx *ctx, struct check_result *r)
 {
     const struct gpu_info *g = ctx_gpu(ctx);
-    if (!g->libcuda_loaded || g->crashed || g->timed_out) {
+    if (!g->libcuda_loaded || g->crashed || g->timed_out ||
+        (g->init_result != 0 && g->init_result != 100)) {
         result_set(r, CHECK_SKIP, "no working driver to list GPUs");
         return;
     }
