@@ -21,11 +21,12 @@ struct st_tensor {
 cudaError_t st_fill(const struct st_tensor *t, int which, enum st_kind kind, uint64_t seed,
                     int bf16, cudaStream_t s);
 
-/* Exact-as-practical attention (fp64 dot products and softmax, one block per query row):
+/* Exact-as-practical attention (fp64 dot products and softmax, one block per query row) of the
+ * query rows i with i % row_step == 0 (long problems are sampled to keep the reference cheap):
  * ref_o dense float [b][hq][lq][d], ref_lse dense double [b][hq][lq] (-inf: no key). */
 cudaError_t st_reference(const struct st_tensor *q, const struct st_tensor *k,
                          const struct st_tensor *v, int causal, float sm_scale, int bf16,
-                         float *ref_o, double *ref_lse, cudaStream_t s);
+                         int row_step, float *ref_o, double *ref_lse, cudaStream_t s);
 
 struct st_sums {
     double diff_l1, ref_l1, dot, oo, rr;
@@ -37,10 +38,11 @@ struct st_sums {
     unsigned long long lse_max_err_bits;
 };
 
-/* Compares O (row pitch o->s[2] >= d: elements d..pitch-1 of each row are guards that must keep
- * the poison 0xffff) and, if lse is non-NULL, the LSE, accumulating into *sums (device). */
+/* Checks every row of O for coverage (no poison 0xffff left), NaN/Inf and its guard_cols
+ * elements past d (which must keep the poison), and compares the rows the reference computed
+ * (i % row_step == 0) and, if lse is non-NULL, their LSE; accumulates into *sums (device). */
 cudaError_t st_compare(const struct st_tensor *o, const float *ref_o, const float *lse,
-                       const double *ref_lse, int bf16, int guard_cols, struct st_sums *sums,
-                       cudaStream_t s);
+                       const double *ref_lse, int bf16, int guard_cols, int row_step,
+                       struct st_sums *sums, cudaStream_t s);
 
 #endif
