@@ -48,7 +48,8 @@ struct run {
     char *self;
     struct stage stages[NSTAGES];
     int exit_code;
-    int stopped; /* a stage stopped the run */
+    int stopped;   /* a stage stopped the run */
+    int last_exit; /* the exit status of the last stage process, -1 when it did not exit */
 };
 
 static void usage(FILE *f)
@@ -165,6 +166,7 @@ static int run_stage(struct run *r, enum stage_id s, const char *const *args, in
     struct proc_opts po = {.timeout_ms = timeout_ms, .max_output = STAGE_MAX_OUTPUT};
     struct proc_result pr;
     proc_run(argv, &po, &pr);
+    r->last_exit = pr.exited ? pr.exit_code : -1;
     *json_out = NULL;
     *why = NULL;
     int rc = 0;
@@ -304,8 +306,11 @@ static char *stage_fetch(struct run *r)
                   xstrdup("sagebuild fetch-cuda"));
         free(err);
         stop(r, SB_EXIT_ERROR);
-    } else if (sr.error || (sr.exit_code != 0 && sr.exit_code != -1)) {
-        set_stage(r, ST_FETCH, "error", xstrdup(sr.error ? sr.error : sr.status),
+    } else if (sr.error || !strcmp(sr.status, "error") || r->last_exit != 0) {
+        set_stage(r, ST_FETCH, "error",
+                  sr.error
+                      ? xstrdup(sr.error)
+                      : xasprintf("fetch-cuda ended with status %d (%s)", r->last_exit, sr.status),
                   xstrdup(sr.fix ? sr.fix : "sagebuild fetch-cuda"));
         stop(r, SB_EXIT_ERROR);
     } else if (!sr.prefix) {
