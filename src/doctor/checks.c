@@ -15,7 +15,7 @@ static const struct check_def table[] = {
     {"toolkit.components", "toolkit components", check_toolkit_components},
     {"toolkit.consistency", "one toolkit, not a mix", check_toolkit_consistency},
     {"toolkit.archs", "nvcc vs the target archs", check_toolkit_archs},
-    {"toolkit.driver_ptx", "nvcc vs the driver (PTX JIT)", check_toolkit_driver_ptx},
+    {"toolkit.driver_ptx", "nvcc vs the driver's PTX JIT", check_toolkit_driver_ptx},
     {"host.compiler", "host compiler vs nvcc's limit", check_host_compiler},
     {"build.ninja", "ninja", check_build_ninja},
     {"build.jobs", "parallel jobs vs memory", check_build_jobs},
