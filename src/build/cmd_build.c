@@ -243,12 +243,27 @@ static int compile(const struct build_plan *plan, const struct step_io *io,
     return rc;
 }
 
+/* --out, absolute (CMake reads a relative install prefix against its build folder), else the
+ * XDG default. Heap string. */
+static char *out_dir(const char *flag)
+{
+    if (flag && flag[0] == '/')
+        return xstrdup(flag);
+    if (flag) {
+        char *cwd = getcwd(NULL, 0);
+        char *abs = fs_join(cwd ? cwd : ".", flag);
+        free(cwd);
+        return abs;
+    }
+    char *data = xdg_data_dir();
+    char *dir = fs_join(data ? data : ".", "sageattn");
+    free(data);
+    return dir;
+}
+
 static int run_build(const struct build_opts *o, struct build_outcome *res)
 {
-    char *data = NULL;
-    res->out_dir =
-        o->out ? xstrdup(o->out) : fs_join((data = xdg_data_dir()) ? data : ".", "sageattn");
-    free(data);
+    res->out_dir = out_dir(o->out);
     char *kernels = datadir_find("kernels");
     char *lists = kernels ? fs_join(kernels, "CMakeLists.txt") : NULL;
     if (!lists || !fs_is_file(lists)) {

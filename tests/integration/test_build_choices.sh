@@ -89,7 +89,13 @@ CUDA_HOME=$tmp/cuda-12.6 $SB build --arch sm_120a --out "$out" --json > "$tmp/j"
 [ "$(json_get "$tmp/j" "d['record']['cuda_home']['chosen_by'], d['record']['nvcc']['version']")" = "fetched toolkit 12.8.61" ] ||
     fail "fetched toolkit: $(cat "$tmp/j")"
 
-# 8. Usage.
+# 8. A relative --out is made absolute for CMake.
+(cd "$tmp" && $SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out rel > "$tmp/o" 2>&1) ||
+    fail "relative --out: $(cat "$tmp/o")"
+grep -q -- "-DCMAKE_INSTALL_PREFIX=$(cd "$tmp" && pwd -P)/rel" "$FAKE_CMAKE_LOG" || fail "relative --out prefix"
+[ -f "$tmp/rel/build-record.json" ] || fail "relative --out record"
+
+# 9. Usage.
 $SB build --jobs 0 > /dev/null 2>&1
 [ $? = 64 ] || fail "--jobs 0"
 $SB build --head-dims 96 --arch sm_90 > /dev/null 2>&1
