@@ -1,7 +1,8 @@
 # Kernel targets, included by the top-level Makefile.
 #   make kernel-test        CPU tests of the C reference (kernels/ref) and, with the nvcc on
 #                           PATH, the CMake build of the kernels for sm_90 and sm_120a
-#                           (kernels/tests/build-check.sh; KERNEL_TEST_ARCHS overrides)
+#                           (kernels/tests/build-check.sh; KERNEL_TEST_ARCHS overrides;
+#                           KERNEL_SPILL_CHECK=warn makes hot-kernel spills a warning)
 #   make kernel-cpu-test    only the CPU tests
 #   make kernel-build-test  only the build checks
 
@@ -15,6 +16,7 @@ KERNEL_TEST_SUPPORT := kernels/tests/sa_check.c kernels/tests/sa_testdata.c
 KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h \
 	kernels/include/sageattn.h)
 KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref
+KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_report.c
 
 .PHONY: kernel-test kernel-cpu-test kernel-build-test
 
@@ -22,11 +24,20 @@ build/kernels/%: kernels/tests/%.c $(KERNEL_REF_SRC) $(KERNEL_TEST_SUPPORT) $(KE
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_TEST_CFLAGS) -o $@ $< $(KERNEL_TEST_SUPPORT) $(KERNEL_REF_SRC) -lm
 
-kernel-cpu-test: $(KERNEL_TEST_BIN)
+# The self-test's pure logic (verdicts, matrix, JSON) runs on the CPU too.
+build/kernels/test_st_logic: kernels/tests/test_st_logic.c kernels/tests/sa_check.c $(KERNEL_ST_SRC) \
+	$(wildcard kernels/selftest/*.h) kernels/include/sageattn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -Ikernels/tests -Ikernels/include -Ikernels/selftest -o $@ \
+		$< kernels/tests/sa_check.c $(KERNEL_ST_SRC) -lm
+
+kernel-cpu-test: $(KERNEL_TEST_BIN) build/kernels/test_st_logic
 	@for t in $(KERNEL_TEST_BIN); do \
 		start=$$(date +%s); $$t || exit 1; \
 		echo "kernel-test: $$(basename $$t) took $$(( $$(date +%s) - start )) s"; \
 	done
+	@build/kernels/test_st_logic build/kernels/selftest-sample.json && \
+		python3 kernels/tests/check_selftest_json.py build/kernels/selftest-sample.json
 
 kernel-build-test:
 	@bash kernels/tests/build-check.sh

@@ -41,7 +41,7 @@ bad=$(printf '%s\n' "$table" | while read -r arch regs st ld stack fn; do
 done)
 if [ -n "$bad" ]; then
     echo "check-spills: hot kernels spill registers:" >&2
-    printf '  %s\n' "$bad" >&2
+    printf '%s\n' "$bad" | sed 's/^/  /' >&2
     exit 1
 fi
 exit 0

@@ -8,6 +8,7 @@
 #     used from outside by pkg-config and by find_package,
 #   - that sageattn-selftest --json, with no GPU, exits 77 with a "skipped" JSON.
 # Exit 0 when all hold; it says SKIP and exits 0 when nvcc, cmake or ninja is missing.
+# KERNEL_SPILL_CHECK=warn turns spills in the hot kernels into a warning.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 kernels=$(dirname "$here")
@@ -47,8 +48,17 @@ check_arch() {
     cmake --build "$b/cmake" >"$b/rebuild.log" 2>&1 || fail "$arch: second build failed"
     grep -q "no work to do" "$b/rebuild.log" || { fail "$arch: a second build with nothing changed did work:"; cat "$b/rebuild.log"; }
     echo "kernel-test: $arch: ptxas -v report (hot kernels: /$hot/):"
-    sh "$kernels/cmake/check-spills.sh" "$b/cmake/ptxas" "$hot" | grep -E "$hot|spill_st=[1-9]" | sed 's/^/    /'
-    sh "$kernels/cmake/check-spills.sh" "$b/cmake/ptxas" "$hot" >/dev/null || fail "$arch: hot kernels spill (or no ptxas report)"
+    local report src
+    report=$(sh "$kernels/cmake/check-spills.sh" "$b/cmake/ptxas" "$hot" 2>&1)
+    src=$?
+    printf '%s\n' "$report" | grep -E "$hot|spill_st=[1-9]|check-spills" | sed 's/^/    /'
+    if [ $src != 0 ]; then
+        if [ "${KERNEL_SPILL_CHECK:-fail}" = warn ]; then
+            echo "kernel-test: $arch: WARNING: hot kernels spill (KERNEL_SPILL_CHECK=warn)"
+        else
+            fail "$arch: hot kernels spill registers (or no ptxas report)"
+        fi
+    fi
     cmake --install "$b/cmake" >"$b/install.log" 2>&1 || { fail "$arch: install failed"; return; }
     for f in lib/libsageattn.so include/sageattn.h lib/pkgconfig/sageattn.pc \
         lib/cmake/sageattn/sageattn-config.cmake lib/cmake/sageattn/sageattn-config-version.cmake \
