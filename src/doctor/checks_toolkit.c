@@ -7,7 +7,6 @@
 #include "util/fs.h"
 #include "util/strbuf.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,36 +137,6 @@ void check_toolkit_version_match(struct doctor_ctx *ctx, struct check_result *r)
     }
 }
 
-/* First existing path among $home/<candidates>, also under targets/<any>/; heap or NULL. */
-static char *find_in_toolkit(const char *home, const char *const *rel, int nrel)
-{
-    for (int i = 0; i < nrel; i++) {
-        char *p = fs_join(home, rel[i]);
-        if (fs_exists(p))
-            return p;
-        free(p);
-    }
-    char *targets = fs_join(home, "targets");
-    DIR *d = opendir(targets);
-    struct dirent *de;
-    char *found = NULL;
-    while (d && !found && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        for (int i = 0; i < nrel && !found; i++) {
-            char *p = xasprintf("%s/%s/%s", targets, de->d_name, rel[i]);
-            if (fs_exists(p))
-                found = p;
-            else
-                free(p);
-        }
-    }
-    if (d)
-        closedir(d);
-    free(targets);
-    return found;
-}
-
 struct component {
     const char *name;
     const char *why; /* the redist component that ships it */
@@ -205,7 +174,7 @@ void check_toolkit_components(struct doctor_ctx *ctx, struct check_result *r)
         int nrel = 0;
         while (nrel < 3 && c->rel[nrel])
             nrel++;
-        char *p = find_in_toolkit(h->path, c->rel, nrel);
+        char *p = cuda_home_find_file(h->path, c->rel, nrel);
         int ok = p && (!c->executable || fs_is_executable(p));
         result_ev(r, c->name, "%s", ok ? p : p ? "not executable" : "missing");
         if (!ok) {

@@ -173,15 +173,21 @@ const struct resources *ctx_resources(struct doctor_ctx *ctx)
     return &ctx->res;
 }
 
+/* Replaces *slot with the formatted text. */
+static void set_formatted(char **slot, const char *fmt, va_list ap)
+{
+    struct strbuf sb = STRBUF_INIT;
+    sb_vaddf(&sb, fmt, ap);
+    free(*slot);
+    *slot = sb_detach(&sb);
+}
+
 void result_set(struct check_result *r, enum check_status s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    struct strbuf sb = STRBUF_INIT;
-    sb_vaddf(&sb, fmt, ap);
+    set_formatted(&r->summary, fmt, ap);
     va_end(ap);
-    free(r->summary);
-    r->summary = sb_detach(&sb);
     r->status = s;
 }
 
@@ -189,30 +195,25 @@ void result_fix(struct check_result *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    struct strbuf sb = STRBUF_INIT;
-    sb_vaddf(&sb, fmt, ap);
+    set_formatted(&r->fix, fmt, ap);
     va_end(ap);
-    free(r->fix);
-    r->fix = sb_detach(&sb);
 }
 
 void result_ev(struct check_result *r, const char *key, const char *fmt, ...)
 {
+    int i = 0;
+    while (i < r->nevidence && strcmp(r->evidence[i].key, key))
+        i++;
+    if (i == r->nevidence) {
+        r->evidence = xrealloc(r->evidence, (size_t)(r->nevidence + 1) * sizeof *r->evidence);
+        r->evidence[i].key = xstrdup(key);
+        r->evidence[i].value = NULL;
+        r->nevidence++;
+    }
     va_list ap;
     va_start(ap, fmt);
-    struct strbuf sb = STRBUF_INIT;
-    sb_vaddf(&sb, fmt, ap);
+    set_formatted(&r->evidence[i].value, fmt, ap);
     va_end(ap);
-    for (int i = 0; i < r->nevidence; i++)
-        if (!strcmp(r->evidence[i].key, key)) {
-            free(r->evidence[i].value);
-            r->evidence[i].value = sb_detach(&sb);
-            return;
-        }
-    r->evidence = xrealloc(r->evidence, (size_t)(r->nevidence + 1) * sizeof *r->evidence);
-    r->evidence[r->nevidence].key = xstrdup(key);
-    r->evidence[r->nevidence].value = sb_detach(&sb);
-    r->nevidence++;
 }
 
 void result_free(struct check_result *r)

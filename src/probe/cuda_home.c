@@ -2,6 +2,7 @@
 #include "util/fs.h"
 #include "util/strbuf.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,4 +84,33 @@ const char *cuda_home_rule_name(enum cuda_home_rule r)
     default:
         return "not found";
     }
+}
+
+char *cuda_home_find_file(const char *home, const char *const *rel, int nrel)
+{
+    for (int i = 0; i < nrel; i++) {
+        char *p = fs_join(home, rel[i]);
+        if (fs_exists(p))
+            return p;
+        free(p);
+    }
+    char *targets = fs_join(home, "targets");
+    DIR *d = opendir(targets);
+    struct dirent *de;
+    char *found = NULL;
+    while (d && !found && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        for (int i = 0; i < nrel && !found; i++) {
+            char *p = xasprintf("%s/%s/%s", targets, de->d_name, rel[i]);
+            if (fs_exists(p))
+                found = p;
+            else
+                free(p);
+        }
+    }
+    if (d)
+        closedir(d);
+    free(targets);
+    return found;
 }

@@ -39,4 +39,8 @@ const char *cuda_home_rule_name(enum cuda_home_rule r);
 
 #define CUDA_HOME_DEFAULT_PATH "/usr/local/cuda"
 
+/* The first of home/<rel[i]> that exists, also looked for under home/targets/<any>/ (13.x redist
+ * trees keep include/ and lib/ there). Heap path or NULL. */
+char *cuda_home_find_file(const char *home, const char *const *rel, int nrel);
+
 #endif

@@ -1,10 +1,10 @@
 #include "probe/host_compiler.h"
+#include "probe/cuda_home.h"
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,27 +87,13 @@ int host_config_parse(const char *text, struct host_limits *out)
 
 char *host_config_find(const char *cuda_home)
 {
-    char *path = fs_join(cuda_home, "include/crt/host_config.h");
-    if (fs_is_file(path))
-        return path;
-    free(path);
-    char *targets = fs_join(cuda_home, "targets");
-    DIR *d = opendir(targets);
-    struct dirent *de;
-    char *found = NULL;
-    while (d && !found && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *p = xasprintf("%s/%s/include/crt/host_config.h", targets, de->d_name);
-        if (fs_is_file(p))
-            found = p;
-        else
-            free(p);
+    const char *rel[] = {"include/crt/host_config.h"};
+    char *path = cuda_home_find_file(cuda_home, rel, 1);
+    if (path && !fs_is_file(path)) {
+        free(path);
+        return NULL;
     }
-    if (d)
-        closedir(d);
-    free(targets);
-    return found;
+    return path;
 }
 
 const char *host_compiler_default(const char *env_cc)
