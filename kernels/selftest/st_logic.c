@@ -45,6 +45,19 @@ static struct st_case mk(int b, int hq, int hkv, int lq, int lkv, int d, int cau
     return c;
 }
 
+void st_strides(int64_t s[3], int heads, int len, int pitch, int nhd)
+{
+    if (nhd) {
+        s[0] = (int64_t)len * heads * pitch;
+        s[1] = pitch;
+        s[2] = (int64_t)heads * pitch;
+    } else {
+        s[0] = (int64_t)heads * len * pitch;
+        s[1] = (int64_t)len * pitch;
+        s[2] = pitch;
+    }
+}
+
 size_t st_accuracy_cases(int full, struct st_case *out, size_t cap)
 {
     size_t n = 0;

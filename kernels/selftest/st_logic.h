@@ -5,6 +5,7 @@
 #define ST_LOGIC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +32,10 @@ struct st_case {
 struct st_speed_shape {
     int b, h, l, d, causal;
 };
+
+/* Element strides (batch, head, token) of a [b][heads][len][pitch] tensor stored as HND
+ * ([B,H,L,D]) or, with nhd, as NHD ([B,L,H,D]); pitch >= head_dim leaves a gap after each row. */
+void st_strides(int64_t s[3], int heads, int len, int pitch, int nhd);
 
 /* Fills out[] (capacity cap) with the accuracy matrix; returns the count. */
 size_t st_accuracy_cases(int full, struct st_case *out, size_t cap);

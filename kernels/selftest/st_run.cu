@@ -22,19 +22,6 @@
         }                                                                                          \
     } while (0)
 
-static void set_strides(int64_t s[3], int heads, int len, int pitch, int nhd)
-{
-    if (nhd) {
-        s[0] = (int64_t)len * heads * pitch;
-        s[1] = pitch;
-        s[2] = (int64_t)heads * pitch;
-    } else {
-        s[0] = (int64_t)heads * len * pitch;
-        s[1] = (int64_t)len * pitch;
-        s[2] = pitch;
-    }
-}
-
 static struct st_tensor make_tensor(uint16_t *base, int b, int h, int l, int d, int pitch, int nhd)
 {
     struct st_tensor t;
@@ -43,7 +30,7 @@ static struct st_tensor make_tensor(uint16_t *base, int b, int h, int l, int d, 
     t.h = h;
     t.l = l;
     t.d = d;
-    set_strides(t.s, h, l, pitch, nhd);
+    st_strides(t.s, h, l, pitch, nhd);
     return t;
 }
 

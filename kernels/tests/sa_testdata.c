@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sa_convert.h"
+#include "st_logic.h"
 
 /* splitmix64 of (seed, tensor, index): position-based, so any layout gets the same values. */
 static uint64_t mix(uint64_t x)
@@ -25,19 +26,6 @@ static double normal(uint64_t seed, int tensor, uint64_t index)
     uint64_t h = mix(seed ^ mix(((uint64_t)tensor << 56) ^ index));
     double u1 = uniform01(h), u2 = uniform01(mix(h));
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-static void set_strides(int64_t s[3], int heads, int len, int d, int nhd)
-{
-    if (nhd) {
-        s[0] = (int64_t)len * heads * d;
-        s[1] = d;
-        s[2] = (int64_t)heads * d;
-    } else {
-        s[0] = (int64_t)heads * len * d;
-        s[1] = (int64_t)len * d;
-        s[2] = d;
-    }
 }
 
 static uint16_t encode(double x, sageattn_dtype dtype)
@@ -106,10 +94,10 @@ static void params_for_case(sageattn_params *p, const struct sa_case *c)
     p->head_dim = c->d;
     p->dtype = c->dtype;
     p->causal = c->causal;
-    set_strides(p->q_stride, c->hq, c->lq, c->d, c->nhd);
-    set_strides(p->k_stride, c->hkv, c->lkv, c->d, c->nhd);
-    set_strides(p->v_stride, c->hkv, c->lkv, c->d, c->nhd);
-    set_strides(p->o_stride, c->hq, c->lq, c->d, c->nhd);
+    st_strides(p->q_stride, c->hq, c->lq, c->d, c->nhd);
+    st_strides(p->k_stride, c->hkv, c->lkv, c->d, c->nhd);
+    st_strides(p->v_stride, c->hkv, c->lkv, c->d, c->nhd);
+    st_strides(p->o_stride, c->hq, c->lq, c->d, c->nhd);
 }
 
 int sa_tensors_make(const struct sa_case *c, struct sa_tensors *t)

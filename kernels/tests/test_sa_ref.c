@@ -14,21 +14,12 @@
 #include "sa_check.h"
 #include "sa_ref.h"
 #include "sa_testdata.h"
+#include "st_logic.h"
 
-struct bar {
-    double cos, rel_l1, lse_abs;
-};
-
-static struct bar bar_for(sageattn_mode mode)
+/* The accuracy bars are the self-test's (selftest/st_logic.c): one place for the goals. */
+static struct st_bar bar_for(sageattn_mode mode)
 {
-    switch (mode) {
-    case SAGEATTN_MODE_INT8_FP16:
-        return (struct bar){0.9999, 0.012, 0.05};
-    case SAGEATTN_MODE_INT8_FP8:
-        return (struct bar){0.9992, 0.04, 0.05};
-    default:
-        return (struct bar){0.99999, 0.003, 1e-3};
-    }
+    return st_bar_for_mode(mode);
 }
 
 static const sageattn_mode quantized_modes[] = {SAGEATTN_MODE_INT8_FP16, SAGEATTN_MODE_INT8_FP8};
@@ -87,7 +78,7 @@ static struct result run_mode(struct sa_tensors *t, const char *name, sageattn_m
 
 static void check_bar(const char *name, sageattn_mode mode, const struct result *r)
 {
-    struct bar b = bar_for(mode);
+    struct st_bar b = bar_for(mode);
     const char *m = sa_ref_mode_name(mode);
     CHECK(r->m.nonfinite == 0, "%s %s: %ld non-finite outputs", name, m, r->m.nonfinite);
     CHECK(r->m.cos >= b.cos, "%s %s: cos %.7f < %.5f", name, m, r->m.cos, b.cos);
