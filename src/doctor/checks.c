@@ -5,6 +5,7 @@
 static const struct check_def table[] = {
     {"torch.found", "torch", check_torch_found},
     {"torch.cuda", "torch's CUDA build", check_torch_cuda},
+    {"torch.triton", "triton vs torch's pin", check_torch_triton},
     {"driver.present", "NVIDIA driver", check_driver_present},
     {"driver.gpus", "GPUs", check_driver_gpus},
     {"driver.torch", "driver vs torch's CUDA", check_driver_torch},

@@ -97,8 +97,11 @@ void check_driver_present(struct doctor_ctx *ctx, struct check_result *r)
     result_ev(r, "driver_version", "%s", driver);
     if (g->cuda_driver_version)
         result_ev(r, "max_cuda", "%s", version_str(&dv, vb, sizeof vb));
-    /* cuInit's CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: the loaded module and libcuda differ. */
-    if (g->init_result == 803) {
+    /* cuInit's CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, or NVML's string against the loaded kernel
+     * module: after a driver update without a reboot the two differ. */
+    int module_differs = g->kernel_module_version && g->driver_version &&
+                         strcmp(g->kernel_module_version, g->driver_version);
+    if (g->init_result == 803 || module_differs) {
         result_set(r, CHECK_ERROR,
                    "driver %s does not match the loaded kernel module%s%s (cuInit 803)", driver,
                    g->kernel_module_version ? " " : "",
@@ -207,4 +210,45 @@ void check_torch_gpu_arch(struct doctor_ctx *ctx, struct check_result *r)
     }
     result_set(r, CHECK_OK, "torch's CUDA %d.%d wheels carry code for every GPU here", cuda.part[0],
                cuda.part[1]);
+}
+
+void check_torch_triton(struct doctor_ctx *ctx, struct check_result *r)
+{
+    const struct torch_info *t = ctx_torch(ctx);
+    if (!t->found || !t->site) {
+        result_set(r, CHECK_SKIP, "no torch to check");
+        return;
+    }
+    char *meta = site_dist_metadata_text(t->site, "torch");
+    char *pin = rule_torch_triton_pin(meta);
+    free(meta);
+    if (!pin) {
+        result_set(r, CHECK_SKIP,
+                   "torch pins no triton version (no METADATA, or not a Linux "
+                   "wheel)");
+        return;
+    }
+    result_ev(r, "torch_pins", "%s", pin);
+    char *have = site_dist_metadata(t->site, "triton", "Version");
+    if (have)
+        result_ev(r, "installed", "%s", have);
+    char *py = shell_quote(ctx_python(ctx));
+    if (!have && !ctx->triton_dir) {
+        result_set(r, CHECK_WARN,
+                   "triton is not installed; torch %s wants triton %s "
+                   "(SageAttention's Triton kernels need it)",
+                   t->version, pin);
+        result_fix(r, "%s -m pip install triton==%s", py, pin);
+    } else if (have && strcmp(have, pin)) {
+        result_set(r, CHECK_WARN,
+                   "triton %s is installed, torch %s pins %s: SageAttention's Triton path fails "
+                   "('Triton only support CUDA 10.0 or higher')",
+                   have, t->version, pin);
+        result_fix(r, "%s -m pip install triton==%s", py, pin);
+    } else {
+        result_set(r, CHECK_OK, "triton %s, as torch pins", have ? have : pin);
+    }
+    free(py);
+    free(have);
+    free(pin);
 }

@@ -128,28 +128,6 @@ static int list_modules(const char *dir, char mods[][64], int max)
     return n;
 }
 
-/* "Version: 2.2.0+cu128torch2.7.1" from site/sageattention-*.dist-info/METADATA. */
-static char *sage_installed_version(const char *site)
-{
-    DIR *d = site ? opendir(site) : NULL;
-    struct dirent *de;
-    char *version = NULL;
-    while (d && !version && (de = readdir(d))) {
-        if (strncmp(de->d_name, "sageattention-", 14) || !strstr(de->d_name, ".dist-info"))
-            continue;
-        char *meta = xasprintf("%s/%s/METADATA", site, de->d_name);
-        char *text = fs_read_file(meta, 1 << 16, NULL);
-        const char *v = text ? strstr(text, "\nVersion: ") : NULL;
-        if (v)
-            version = xstrndup(v + 10, strcspn(v + 10, "\r\n"));
-        free(text);
-        free(meta);
-    }
-    if (d)
-        closedir(d);
-    return version;
-}
-
 void check_sage_install(struct doctor_ctx *ctx, struct check_result *r)
 {
     const struct torch_info *t = ctx_torch(ctx);
@@ -166,7 +144,7 @@ void check_sage_install(struct doctor_ctx *ctx, struct check_result *r)
         sb_addf(&sb, "%s%s", i ? " " : "", mods[i]);
     result_ev(r, "modules", "%s", n ? sb_str(&sb) : "none");
     char *site = fs_dirname(ctx->sage_dir);
-    char *version = sage_installed_version(site);
+    char *version = site_dist_metadata(site, "sageattention", "Version");
     free(site);
     if (version)
         result_ev(r, "version", "%s", version);

@@ -112,6 +112,7 @@ const char *check_status_name(enum check_status s);
 /* Check implementations, one file per area. */
 void check_torch_found(struct doctor_ctx *ctx, struct check_result *r);
 void check_torch_cuda(struct doctor_ctx *ctx, struct check_result *r);
+void check_torch_triton(struct doctor_ctx *ctx, struct check_result *r);
 void check_driver_present(struct doctor_ctx *ctx, struct check_result *r);
 void check_driver_gpus(struct doctor_ctx *ctx, struct check_result *r);
 void check_driver_torch(struct doctor_ctx *ctx, struct check_result *r);

@@ -1,6 +1,9 @@
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
+#include "util/fs.h"
 #include "util/strbuf.h"
+
+#include <dirent.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,4 +100,39 @@ char *fix_rebuild_sage(struct doctor_ctx *ctx, const char *arch_list)
     free(py);
     free(local);
     return fix;
+}
+
+char *site_dist_metadata_text(const char *site, const char *name)
+{
+    DIR *d = site ? opendir(site) : NULL;
+    struct dirent *de;
+    char *text = NULL;
+    size_t nlen = strlen(name);
+    while (d && !text && (de = readdir(d))) {
+        /* "triton-3.5.0.dist-info", not "triton_kernels-..." */
+        if (strncmp(de->d_name, name, nlen) || de->d_name[nlen] != '-' ||
+            !strstr(de->d_name, ".dist-info"))
+            continue;
+        char *meta = xasprintf("%s/%s/METADATA", site, de->d_name);
+        text = fs_read_file(meta, 1 << 20, NULL);
+        free(meta);
+    }
+    if (d)
+        closedir(d);
+    return text;
+}
+
+char *site_dist_metadata(const char *site, const char *name, const char *key)
+{
+    char *text = site_dist_metadata_text(site, name);
+    char *needle = xasprintf("\n%s: ", key);
+    const char *v = text ? strstr(text, needle) : NULL;
+    char *value = NULL;
+    if (v) {
+        v += strlen(needle);
+        value = xstrndup(v, strcspn(v, "\r\n"));
+    }
+    free(needle);
+    free(text);
+    return value;
 }

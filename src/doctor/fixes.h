@@ -15,6 +15,11 @@ char *fix_install_torch(struct doctor_ctx *ctx, int pin_version, int reinstall);
 char *fix_rebuild_sage(struct doctor_ctx *ctx, const char *arch_list);
 /* "8.9;12.0": the local GPUs' compute capabilities, NULL when none. */
 char *local_arch_list(struct doctor_ctx *ctx);
+/* A field of an installed distribution's METADATA in site-packages: the first "Key: value" line
+ * of site/<name>-<version>.dist-info/METADATA (heap), or NULL. */
+char *site_dist_metadata(const char *site, const char *name, const char *key);
+/* The whole METADATA text of that distribution (heap), or NULL. */
+char *site_dist_metadata_text(const char *site, const char *name);
 /* Shell-quotes s when it needs it (heap). */
 char *shell_quote(const char *s);
 

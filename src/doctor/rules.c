@@ -270,3 +270,17 @@ const char *rule_format_bytes(long long bytes, char *buf, size_t len)
         snprintf(buf, len, "%.1f %s", v, units[u]);
     return buf;
 }
+
+char *rule_torch_triton_pin(const char *metadata)
+{
+    static const char key[] = "Requires-Dist: triton==";
+    for (const char *p = metadata ? strstr(metadata, key) : NULL; p; p = strstr(p + 1, key)) {
+        if (p != metadata && p[-1] != '\n')
+            continue;
+        p += sizeof key - 1;
+        size_t n = strcspn(p, " ;\r\n");
+        if (n > 0)
+            return xstrndup(p, n);
+    }
+    return NULL;
+}

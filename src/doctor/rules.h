@@ -58,6 +58,10 @@ void rule_parse_wheel_local_tag(const char *version, char **cuda, char **torch);
  * only, no nvcc. Pure over the path and whether bin/nvcc exists there. */
 int rule_is_pip_runtime_dir(const char *path, int has_nvcc);
 
+/* The triton version torch pins in its METADATA ("Requires-Dist: triton==3.5.0; ..."), heap, or
+ * NULL when it pins none. Pure over the METADATA text. */
+char *rule_torch_triton_pin(const char *metadata);
+
 /* Human sizes: "1.5 GiB". Returns buf. */
 const char *rule_format_bytes(long long bytes, char *buf, size_t len);
 

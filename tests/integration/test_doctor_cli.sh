@@ -16,7 +16,7 @@ run --arch sm_12x > /dev/null 2>&1; [ $? = 64 ] || fail "bad --arch must exit 64
 run --python > /dev/null 2>&1; [ $? = 64 ] || fail "--python without a value must exit 64"
 run --help | grep -q -- "--torch-dir" || fail "--help lists the options"
 run --list-checks > "$T/list"; [ $? = 0 ] || fail "--list-checks exits 0"
-for id in torch.found torch.cuda driver.present driver.gpus driver.torch torch.gpu_arch \
+for id in torch.found torch.cuda torch.triton driver.present driver.gpus driver.torch torch.gpu_arch \
     toolkit.cuda_home toolkit.nvcc toolkit.version_match toolkit.components toolkit.consistency \
     toolkit.archs toolkit.driver_ptx host.compiler build.ninja build.jobs build.disk arch.list \
     sageattention.install sageattention.imports; do
@@ -39,7 +39,7 @@ d = json.load(open(sys.argv[1]))
 rc = int(sys.argv[2])
 assert d["schema"] == 1, d["schema"]
 ids = [c["id"] for c in d["checks"]]
-assert len(ids) == 20 and len(set(ids)) == 20, ids
+assert len(ids) == 21 and len(set(ids)) == 21, ids
 for c in d["checks"]:
     assert set(["id", "status", "summary", "evidence", "fix"]) <= set(c), c
     assert c["status"] in ("ok", "warn", "error", "skip"), c

@@ -41,6 +41,26 @@ expect torch.found warn "hanging python"
 expect_in torch.found summary "timed out" "hanging python"
 rm "$T/bin/python3"
 
+# triton against torch's pin (catalog #17): METADATA of both wheels.
+mkdir -p "$T/site/torch-2.11.0+cu130.dist-info"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\nRequires-Dist: filelock\nRequires-Dist: triton==3.5.0; platform_system == "Linux" and platform_machine == "x86_64"\n' \
+    > "$T/site/torch-2.11.0+cu130.dist-info/METADATA"
+doctor --torch-dir "$T/site/torch" --cuda-home "$T/cuda-13.0" torch.triton
+expect torch.triton warn "#17 no triton"
+expect_in torch.triton fix "python3 -m pip install triton==3.5.0" "#17 no triton"
+mkdir -p "$T/site/triton-3.4.0.dist-info" "$T/site/triton"
+printf 'Name: triton\nVersion: 3.4.0\n' > "$T/site/triton-3.4.0.dist-info/METADATA"
+doctor --torch-dir "$T/site/torch" --cuda-home "$T/cuda-13.0" --python /venv/bin/python torch.triton
+expect torch.triton warn "#17 wrong triton"
+expect_in torch.triton summary "triton 3.4.0 is installed, torch 2.11.0+cu130 pins 3.5.0" "#17 wrong triton"
+expect_in torch.triton fix "/venv/bin/python -m pip install triton==3.5.0" "#17 wrong triton"
+mv "$T/site/triton-3.4.0.dist-info" "$T/site/triton-3.5.0.dist-info"
+printf 'Name: triton\nVersion: 3.5.0\n' > "$T/site/triton-3.5.0.dist-info/METADATA"
+doctor --torch-dir "$T/site/torch" --cuda-home "$T/cuda-13.0" torch.triton
+expect torch.triton ok "#17 matching triton"
+doctor --torch-dir "$T/site130x/torch" torch.triton
+expect torch.triton skip "no torch, no triton check"
+
 # A CPU build of torch: no CUDA extension can be built against it.
 mk_torch "$T/cpu" 2.11.0+cpu None
 doctor --torch-dir "$T/cpu/torch" --cuda-home "$T/cuda-13.0"

@@ -108,7 +108,7 @@ static void lists_unique_ids_in_a_stable_table(void **state)
     (void)state;
     int n;
     const struct check_def *defs = doctor_checks(&n);
-    assert_int_equal(n, 20);
+    assert_int_equal(n, 21);
     for (int i = 0; i < n; i++) {
         assert_non_null(strchr(defs[i].id, '.'));
         assert_non_null(defs[i].run);

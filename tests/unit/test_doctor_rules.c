@@ -172,6 +172,22 @@ static void recognises_pip_runtime_dirs(void **state)
     assert_false(rule_is_pip_runtime_dir(NULL, 0));
 }
 
+static void reads_torchs_triton_pin(void **state)
+{
+    (void)state;
+    char *pin = rule_torch_triton_pin("Name: torch\nRequires-Dist: triton_kernels==1.0\n"
+                                      "Requires-Dist: triton==3.5.0; platform_system == \"Linux\"\n");
+    assert_string_equal(pin, "3.5.0");
+    free(pin);
+    pin = rule_torch_triton_pin("Requires-Dist: triton==3.3.1\r\n");
+    assert_string_equal(pin, "3.3.1");
+    free(pin);
+    assert_null(rule_torch_triton_pin("Name: torch\nRequires-Dist: sympy\n"));
+    assert_null(rule_torch_triton_pin("X-Requires-Dist: triton==1.0\n"));
+    assert_null(rule_torch_triton_pin("Requires-Dist: triton==\n"));
+    assert_null(rule_torch_triton_pin(NULL));
+}
+
 static void formats_and_quotes(void **state)
 {
     (void)state;
@@ -210,6 +226,7 @@ int main(void)
         cmocka_unit_test(maps_gpus_to_sage_modules),
         cmocka_unit_test(reads_wheel_local_tags),
         cmocka_unit_test(recognises_pip_runtime_dirs),
+        cmocka_unit_test(reads_torchs_triton_pin),
         cmocka_unit_test(formats_and_quotes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
