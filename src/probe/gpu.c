@@ -27,7 +27,7 @@ enum { CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 
 struct child_args {
     const char *libcuda;
-    const char *libnvml;
+    const char *libnvml; /* NULL: skip NVML (the kernel module already named the driver) */
 };
 
 static void *sym(void *h, const char *name)
@@ -103,7 +103,8 @@ static int gpu_child(void *arg, int fd)
 {
     const struct child_args *a = arg;
     child_libcuda(a->libcuda, fd);
-    child_nvml(a->libnvml, fd);
+    if (a->libnvml)
+        child_nvml(a->libnvml, fd);
     return 0;
 }
 
@@ -270,6 +271,10 @@ int probe_gpu(int timeout_ms, struct gpu_info *out)
         args.libcuda = "libcuda.so.1";
     if (!args.libnvml || !*args.libnvml)
         args.libnvml = "libnvidia-ml.so.1";
+    /* nvmlInit costs tens to hundreds of ms on big machines; /proc already has the version
+     * (and cuInit reports a library/module mismatch itself, as 803). */
+    if (out->kernel_module_version && !getenv("SAGEBUILD_LIBNVML"))
+        args.libnvml = NULL;
     struct proc_opts opts = {.timeout_ms = timeout_ms > 0 ? timeout_ms : GPU_PROBE_TIMEOUT_MS,
                              .max_output = 1 << 16};
     struct proc_result r;

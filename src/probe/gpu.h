@@ -36,7 +36,8 @@ struct gpu_info {
 
 #define GPU_PROBE_TIMEOUT_MS 5000
 
-/* Returns 0 when the probe ran (even if it found no driver), -1 when it crashed or timed out. */
+/* Returns 0 when the probe ran (even if it found no driver), -1 when it crashed or timed out.
+ * NVML is asked for the driver string only when /proc/driver/nvidia/version is absent. */
 int probe_gpu(int timeout_ms, struct gpu_info *out);
 void gpu_info_free(struct gpu_info *g);
 
