@@ -328,7 +328,7 @@ static int transient(CURLcode rc, long http)
 }
 
 /* Describes a failed attempt, naming the redirect target when the failure happened there. */
-static void note_failure(struct transfer *t, CURLcode rc, long http)
+static void note_failure(struct transfer *t, CURLcode rc, long http, const struct dl_opts *o)
 {
     const char *url = t->job->urls[t->url_index];
     char *eff = NULL;
@@ -338,6 +338,9 @@ static void note_failure(struct transfer *t, CURLcode rc, long http)
     char what[CURL_ERROR_SIZE + 64];
     if (rc == CURLE_HTTP_RETURNED_ERROR)
         snprintf(what, sizeof what, "HTTP %ld", http);
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+        snprintf(what, sizeof what, "stalled: no data for %ld s (%s)", o->stall_timeout,
+                 t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
     else
         snprintf(what, sizeof what, "%s", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
     if (redirects > 0 && eff && strcmp(eff, url))
@@ -397,7 +400,7 @@ static void on_done(struct transfer *t, CURLcode rc, const struct dl_opts *o)
         next_url(t);
         return;
     }
-    note_failure(t, rc, http);
+    note_failure(t, rc, http, o);
     if (rc == CURLE_HTTP_RETURNED_ERROR && http == 416) {
         restart_file(t); /* our partial file does not fit this server's copy */
         t->attempt++;
