@@ -201,7 +201,13 @@ int probe_torch(const char *python, const char *torch_dir, struct torch_info *ou
 {
     memset(out, 0, sizeof *out);
     if (torch_dir) {
-        out->dir = xstrdup(torch_dir);
+        /* Also accept the folder that holds torch/ (site-packages), a common slip. */
+        char *inner = fs_join(torch_dir, "torch/version.py");
+        char *own = fs_join(torch_dir, "version.py");
+        out->dir =
+            !fs_exists(own) && fs_exists(inner) ? fs_join(torch_dir, "torch") : xstrdup(torch_dir);
+        free(inner);
+        free(own);
     } else {
         const char *names[] = {"torch"};
         char *dirs[1] = {NULL};

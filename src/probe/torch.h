@@ -34,7 +34,8 @@ struct torch_info {
 
 #define TORCH_PROBE_TIMEOUT_MS 5000
 
-/* Locates torch: torch_dir when given (the folder that holds version.py), else asks python (NULL:
+/* Locates torch: torch_dir when given (the folder that holds version.py, or the site-packages
+ * folder that holds torch/), else asks python (NULL:
  * "python3") for importlib.util.find_spec("torch") with a timeout. Returns 0 when found. */
 int probe_torch(const char *python, const char *torch_dir, struct torch_info *out);
 void torch_info_free(struct torch_info *t);

@@ -121,6 +121,10 @@ static void probes_a_given_dir_and_a_missing_python(void **state)
     assert_string_equal(t.site, tmpl);
     torch_info_free(&t);
 
+    assert_int_equal(probe_torch(NULL, tmpl, &t), 0); /* the site-packages folder */
+    assert_string_equal(t.dir, torch);
+    torch_info_free(&t);
+
     assert_int_equal(probe_torch("/nonexistent/python3", NULL, &t), -1);
     assert_false(t.found);
     assert_non_null(t.error);
