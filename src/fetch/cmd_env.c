@@ -21,8 +21,9 @@ static void usage(FILE *f)
 {
     fputs("usage: sagebuild env [--prefix DIR] [--shell sh|fish] [--json]\n\n"
           "Prints the lines that point CUDA_HOME, PATH, the host compiler (CC, CXX,\n"
-          "NVCC_CCBIN: one that the toolkit's host_config.h accepts) and MAX_JOBS at a toolkit\n"
-          "made by fetch-cuda, for\n"
+          "NVCC_CCBIN: one that the toolkit's host_config.h accepts), MAX_JOBS and, for CUDA 13,\n"
+          "CPLUS_INCLUDE_PATH (include/cccl, for host-compiled .cpp files) at a toolkit made\n"
+          "by fetch-cuda, for\n"
           "    eval \"$(sagebuild env)\"\n"
           "before pip install --no-build-isolation of a torch CUDA extension.\n\n"
           "  --prefix DIR   the toolkit (default: the fetched one matching torch's CUDA, else\n"
@@ -139,7 +140,8 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
     char *release = lockfile_release(lock_text);
     free(lock_text);
     free(lock);
-    struct env_values ev = {prefix, hc.cc, hc.cxx, max_jobs};
+    char *cccl = fs_join(prefix, "include/cccl");
+    struct env_values ev = {prefix, hc.cc, hc.cxx, max_jobs, fs_is_dir(cccl) ? cccl : NULL};
     int rc = hc.cxx ? SB_EXIT_OK : SB_EXIT_WARN;
     if (json) {
         cJSON *doc = cJSON_CreateObject();
@@ -158,6 +160,8 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
             cJSON_AddStringToObject(vars, "NVCC_CCBIN", hc.cxx);
         }
         cJSON_AddNumberToObject(vars, "MAX_JOBS", max_jobs);
+        if (ev.cccl_include)
+            cJSON_AddStringToObject(vars, "CPLUS_INCLUDE_PATH_PREPEND", ev.cccl_include);
         cJSON_AddNumberToObject(doc, "gcc_max", hc.gcc_max);
         if (hc.note)
             cJSON_AddStringToObject(doc, "host_compiler_note", hc.note);
@@ -173,6 +177,7 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
             fprintf(stderr, "sagebuild env: warning: %s\n", hc.note);
     }
     hostcc_free(&hc);
+    free(cccl);
     free(release);
     free(prefix);
     return rc;

@@ -125,6 +125,17 @@ char *env_format(const struct env_values *v, enum env_shell sh)
         sb_addf(&b, "export PATH=%s\"${PATH:+:$PATH}\";\n", q);
     free(q);
     free(bin);
+    if (v->cccl_include) {
+        q = env_quote(v->cccl_include, sh);
+        if (sh == ENV_FISH)
+            sb_addf(&b, "set -gx CPLUS_INCLUDE_PATH %s $CPLUS_INCLUDE_PATH;\n", q);
+        else
+            sb_addf(
+                &b,
+                "export CPLUS_INCLUDE_PATH=%s\"${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}\";\n",
+                q);
+        free(q);
+    }
     if (v->cc && v->cxx) {
         /* torch hands $CC to nvcc as -ccbin; plain nvcc calls read NVCC_CCBIN. */
         set_var(&b, sh, "CC", v->cc);

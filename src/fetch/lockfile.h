@@ -41,6 +41,9 @@ struct env_values {
     const char *cuda_home;
     const char *cc, *cxx; /* NULL: leave the host compiler alone */
     int max_jobs;         /* <= 0: leave MAX_JOBS alone */
+    /* CUDA 13 moved thrust/cub/libcu++ to include/cccl: nvcc adds it itself, a host compiler
+     * building an extension's .cpp files does not. NULL when the toolkit has no such folder. */
+    const char *cccl_include;
 };
 
 /* The lines that point builds at the toolkit, for `eval "$(sagebuild env)"`. Heap string. */

@@ -60,6 +60,11 @@ no_debris "$T/p"
 $SB env --prefix "$P" >"$T/env.sh" || fail "env"
 (. "$T/env.sh" && [ "$CUDA_HOME" = "$P" ] && [ "$(command -v nvcc)" = "$P/bin/nvcc" ] &&
     [ -n "${MAX_JOBS:-}" ]) || fail "env lines do not point at the prefix: $(cat "$T/env.sh")"
+# A host-compiled .cpp that uses thrust (CUDA 13 keeps it under include/cccl) builds with the
+# env lines and torch's usual -I$CUDA_HOME/include alone.
+printf '#include <thrust/version.h>\n#include <cuda_fp16.h>\nint main(void) { return THRUST_MAJOR_VERSION > 0 ? 0 : 1; }\n' >"$T/h.cpp"
+(. "$T/env.sh" && env -u CPATH g++ -I"$CUDA_HOME/include" -o "$T/h" "$T/h.cpp") ||
+    fail "a host .cpp with thrust does not build with the env lines"
 $SB env --prefix "$P" --shell fish | grep -q "^set -gx CUDA_HOME '$P'" || fail "fish lines"
 $SB env --prefix "$P" --json >"$T/env.json" || fail "env --json"
 [ "$(json_get "$T/env.json" 'd["release"]')" = 13.0.9 ] || fail "env --json release"

@@ -54,22 +54,25 @@ static void lock_round_trip(void **state)
 static void env_lines(void **state)
 {
     (void)state;
-    struct env_values v = {"/opt/cuda x", "gcc-13", "g++-13", 6};
+    struct env_values v = {"/opt/cuda x", "gcc-13", "g++-13", 6, "/opt/cuda x/include/cccl"};
     char *sh = env_format(&v, ENV_SH);
     assert_non_null(strstr(sh, "export CUDA_HOME='/opt/cuda x';\n"));
     assert_non_null(strstr(sh, "export PATH='/opt/cuda x/bin'\"${PATH:+:$PATH}\";\n"));
     assert_non_null(strstr(sh, "export CC='gcc-13';\n"));
     assert_non_null(strstr(sh, "export NVCC_CCBIN='g++-13';\n"));
     assert_non_null(strstr(sh, "export MAX_JOBS='6';\n"));
+    assert_non_null(strstr(sh, "export CPLUS_INCLUDE_PATH='/opt/cuda x/include/cccl'"
+                               "\"${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}\";\n"));
     free(sh);
     char *fish = env_format(&v, ENV_FISH);
     assert_non_null(strstr(fish, "set -gx CUDA_HOME '/opt/cuda x';\n"));
     assert_non_null(strstr(fish, "set -gx PATH '/opt/cuda x/bin' $PATH;\n"));
     free(fish);
-    struct env_values bare = {"/c", NULL, NULL, 0};
+    struct env_values bare = {"/c", NULL, NULL, 0, NULL};
     sh = env_format(&bare, ENV_SH);
     assert_null(strstr(sh, "CC="));
     assert_null(strstr(sh, "MAX_JOBS"));
+    assert_null(strstr(sh, "CPLUS_INCLUDE_PATH"));
     free(sh);
 }
 
