@@ -231,7 +231,7 @@ def sdpa_fn(q, k, v, causal, backend):
     return f
 
 
-def speed(sa, quick, log, acc_heads=2):
+def speed(sa, quick, log, acc_heads=2, key_only=False):
     rows = []
     shapes = []
     for d in (128, 64):
@@ -240,6 +240,9 @@ def speed(sa, quick, log, acc_heads=2):
                 shapes.append((d, L, causal))
     if quick:
         shapes = [(128, 16384, False), (128, 16384, True), (64, 4096, False)]
+    if key_only:
+        shapes = [(128, 16384, False), (128, 16384, True), (64, 16384, False),
+                  (128, 1024, False)]
     for d, L, causal in shapes:
         b, h = max(1, 16384 // L), 32
         q, k, v = make_inputs((b, h, h, L, L, d), "HND", torch.float16, "random", seed=L + d)
@@ -247,7 +250,9 @@ def speed(sa, quick, log, acc_heads=2):
         heads = list(range(acc_heads))
         ref_o, _ = reference(q[:1], k[:1], v[:1], "HND", causal, heads=heads)
         entry = {"d": d, "l": L, "b": b, "h": h, "causal": causal}
-        impls = [(m, None) for m in MODES] + [("sdpa_flash", "flash"), ("sdpa_cudnn", "cudnn")]
+        impls = [(m, None) for m in MODES]
+        if not NO_SDPA:
+            impls += [("sdpa_flash", "flash"), ("sdpa_cudnn", "cudnn")]
         for name, backend in impls:
             try:
                 if backend:
@@ -276,6 +281,7 @@ def speed(sa, quick, log, acc_heads=2):
 
 
 IMPLS = MODES + ["sdpa_flash", "sdpa_cudnn"]
+NO_SDPA = False
 
 
 def speed_line(e):
@@ -287,6 +293,34 @@ def speed_line(e):
         e["d"], e["l"], e["b"], e["h"], "causal" if e["causal"] else "full") + " ".join(cells)
 
 
+def profile(sa, log, d=128, L=16384, causal=False):
+    """Per-kernel GPU time of one call of each mode (torch.profiler), to split quantization
+    from attention."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as tprofile
+    q, k, v = make_inputs((1, 32, 32, L, L, d), "HND", torch.float16, "random", seed=7)
+    o = torch.empty_like(q)
+    out = {}
+    for mode in MODES:
+        p = sa.params(q, k, v, o, "HND", causal, mode)
+        for _ in range(3):
+            sa.run(p)
+        torch.cuda.synchronize()
+        with tprofile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(5):
+                sa.run(p)
+            torch.cuda.synchronize()
+        per = {}
+        for ev in prof.key_averages():
+            if ev.device_type is not None and "CUDA" in str(ev.device_type):
+                t = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
+                per[ev.key[:60]] = t / 5.0 / 1000.0
+        out[mode] = per
+        log("profile %s D=%d L=%d: " % (mode, d, L) + "; ".join(
+            "%s %.3f ms" % (kname, ms) for kname, ms in sorted(per.items(), key=lambda x: -x[1])))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -294,9 +328,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-accuracy", action="store_true")
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--speed-shapes", default="all", help="all | key")
     ap.add_argument("--sanitize", action="store_true",
                     help="small accuracy cases only (for compute-sanitizer)")
+    ap.add_argument("--no-sdpa", action="store_true")
     args = ap.parse_args()
+    global NO_SDPA
+    NO_SDPA = args.no_sdpa
 
     def log(s):
         print(s, flush=True)
@@ -314,8 +353,10 @@ def main():
     res = {"info": info, "api": api_checks(sa, log)}
     if not args.skip_accuracy:
         res["accuracy"] = accuracy(sa, args.quick, log, args.sanitize)
+    if args.profile:
+        res["profile"] = profile(sa, log)
     if not args.skip_speed:
-        res["speed"] = speed(sa, args.quick, log)
+        res["speed"] = speed(sa, args.quick, log, key_only=args.speed_shapes == "key")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1)

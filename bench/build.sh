@@ -21,7 +21,7 @@ built=$(IFS=,; echo "${names[*]}")
 pids=()
 for f in "$root"/kernels/src/*.cu "$root"/kernels/src/attn/*.cu; do
     o="$out/obj/$(basename "$f").o"
-    nvcc -std=c++17 -O3 -Xcompiler -fPIC,-Wall,-Wextra,-Werror "${gencode[@]}" \
+    nvcc -std=c++17 -O3 ${SA_EXTRA_FLAGS:-} -Xcompiler -fPIC,-Wall,-Wextra,-Werror "${gencode[@]}" \
         -DSA_BUILT_ARCHS="\"$built\"" -I"$root/kernels/include" -Xptxas -v \
         -c "$f" -o "$o" >"$o.log" 2>&1 &
     pids+=($!)

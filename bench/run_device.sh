@@ -2,7 +2,10 @@
 # The one script a device call runs (from the repository root):
 #   bash bench/run_device.sh [bench.py args...]
 # Uses the library carried in .device-carry/ (built here by bench/build.sh) or builds it there,
-# then runs bench/bench.py. Logs and JSON go to $OUT; a short table is printed last.
+# then runs bench/bench.py. With SA_VARIANTS=1, first benchmarks every carried variant
+# .device-carry/<name>/libsageattn.so on the key shapes. With SA_SANITIZE=1, runs the small
+# accuracy cases under compute-sanitizer memcheck; SA_NCU=1 reads hardware counters of the
+# attention kernels with ncu; SA_NO_BENCH=1 skips the main benchmark. Logs and JSON go to $OUT; a short table last.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/sa-out}
@@ -17,8 +20,31 @@ if ! python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "$LIB" 2>"$OUT/loa
 fi
 if [ -n "$SA_SANITIZE" ]; then
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 bench/bench.py --lib "$LIB" \
-        --quick --skip-speed --sanitize 2>&1 | tail -60 >"$OUT/sanitizer.txt"
-    echo "compute-sanitizer memcheck: $(tail -3 "$OUT/sanitizer.txt" | tr '\n' ' ')"
+        --skip-speed --sanitize >"$OUT/sanitizer.txt" 2>&1
+    echo "compute-sanitizer memcheck rc=$? : $(grep -E "ERROR SUMMARY|errors" "$OUT/sanitizer.txt" | tail -2 | tr '\n' ' ')"
 fi
-python3 bench/bench.py --lib "$LIB" --out "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.log" | \
-    grep -v "^api .* ok " | tail -80
+if [ -n "$SA_VARIANTS" ]; then
+    mkdir -p "$OUT/variants"
+    for lib in .device-carry/*/libsageattn.so; do
+        name=$(basename "$(dirname "$lib")")
+        python3 bench/bench.py --lib "$lib" --quick --speed-shapes key --no-sdpa \
+            --out "$OUT/variants/$name.json" >"$OUT/variants/$name.log" 2>&1
+        echo "== variant $name"
+        grep -E "^accuracy|^D=" "$OUT/variants/$name.log" | tail -8
+    done
+    tar -C "$OUT" -czf "$OUT/variants.tgz" variants && rm -rf "$OUT/variants"
+fi
+if [ -z "$SA_NO_BENCH" ]; then
+    python3 bench/bench.py --lib "$LIB" --out "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.log" | \
+        grep -v "^api .* ok " | tail -80
+fi
+if [ -n "$SA_NCU" ]; then
+    # Hardware counters of the attention kernels (clocks left alone).
+    ncu --clock-control none --kernel-name regex:sa_attn_kernel --launch-count 2 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+        --section SchedulerStats --section InstructionStats --section Occupancy \
+        --section MemoryWorkloadAnalysis \
+        python3 bench/ncu_one.py --lib "$LIB" >"$OUT/ncu.txt" 2>&1
+    echo "ncu rc=$?"
+    grep -E "sa_attn_kernel|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Executed Ipc A|No Eligible|Eligible Warps|Active Warps Per|Stall|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Memory Throughput|L1/TEX Hit|Shared" "$OUT/ncu.txt" | head -60
+fi

@@ -39,8 +39,24 @@
 /* ---- Tiles (shared by every mode) ---- */
 #define SA_CTA_Q 128 /* query rows per thread block */
 #define SA_CTA_K 64  /* keys per main-loop step */
-#define SA_WARP_Q 32 /* query rows per warp: 4 warps per block */
-#define SA_THREADS 128
+#ifndef SA_WARP_Q
+#define SA_WARP_Q 32 /* query rows per warp: 16 or 32 */
+#endif
+#define SA_MT (SA_WARP_Q / 16)                 /* m16 tiles per warp */
+#define SA_THREADS (SA_CTA_Q / SA_WARP_Q * 32) /* 4 warps x 32 rows, or 8 x 16 */
+/* Softmax shortcuts (skip O's rescale when no row max moved; fold the row max into one FFMA
+ * when the logits are small enough for that to be exact to ~1e-4). */
+/* Split each 64-key tile into two 32-key halves for QK/softmax/PV (one barrier per tile). */
+#ifndef SA_SPLIT_S
+#define SA_SPLIT_S 0
+#endif
+/* Blocks per SM the attention kernel's register budget is sized for. */
+#ifndef SA_MIN_BLOCKS
+#define SA_MIN_BLOCKS 2
+#endif
+#ifndef SA_FAST_SOFTMAX
+#define SA_FAST_SOFTMAX 1
+#endif
 
 /* Head dims compiled in. The build may drop one with -DSA_WITH_D64=0 or -DSA_WITH_D128=0; a
  * problem whose padded head dim was dropped runs padded to the other (64 -> 128). */

@@ -15,9 +15,9 @@ template <bool BF16> __device__ __forceinline__ void sa_store1(void *p, float x)
 }
 
 template <int MODE, int D, bool BF16>
-__device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[2][D / 8][4],
-                                            sa_row_state &st, const float row_scale[2][2], int b,
-                                            int h, int row0, int lane)
+__device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT][D / 8][4],
+                                            sa_row_state &st, const float row_scale[SA_MT][2],
+                                            int b, int h, int row0, int lane)
 {
     using T = sa_tile<MODE, D>;
     const int tq = lane % 4;
@@ -25,7 +25,7 @@ __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[2][D 
     const size_t bhk = (size_t)b * a.hkv + h / a.group;
     char *ob = (char *)a.o + (b * a.o_b + h * a.o_h) * 2;
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt) {
+    for (int mt = 0; mt < SA_MT; ++mt) {
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             float sum = st.sum[mt][hh];

@@ -10,19 +10,29 @@
 
 #include <math.h>
 
+#include "../sa_internal.h"
 #include "sa_ptx.cuh"
 
 struct sa_row_state {
-    float max[2][2]; /* [mt][half]: running max of t (raw units), -inf before any key */
-    float sum[2][2]; /* this lane's partial sum of p (quad-reduced in the epilogue) */
+    float max[SA_MT][2]; /* [mt][half]: running max of t (raw units), -inf before any key */
+    float sum[SA_MT][2]; /* this lane's partial sum of p (quad-reduced in the epilogue) */
 };
 
+/* Logits below this magnitude (base 2) take the one-FFMA path: the rounding of max*scale
+ * then costs at most 2^12 * 2^-24 = 2.4e-4 in the exponent. */
+#define SA_FFMA_SAFE_LOGIT 4096.0f
+
+/* Turns t into p in place, updates the row state, and gives each row's rescale factor for O.
+ * Returns whether any row of the warp needs O rescaled (warp-uniform). */
 template <int NT>
-__device__ __forceinline__ void sa_softmax_step(float t[2][NT][4], sa_row_state &st,
-                                                const float row_scale[2][2], float alpha[2][2])
+__device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
+                                                const float row_scale[SA_MT][2],
+                                                float alpha[SA_MT][2])
 {
+    float m_use[SA_MT][2];
+    bool small = true, moved = false;
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt) {
+    for (int mt = 0; mt < SA_MT; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             float mx = st.max[mt][h];
@@ -32,16 +42,28 @@ __device__ __forceinline__ void sa_softmax_step(float t[2][NT][4], sa_row_state 
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             /* A row with no visible key yet keeps max -inf; use 0 so -inf - max stays -inf. */
-            const float m_use = mx == -INFINITY ? 0.0f : mx;
+            m_use[mt][h] = mx == -INFINITY ? 0.0f : mx;
             const float old = st.max[mt][h];
-            alpha[mt][h] = old == -INFINITY ? 0.0f : sa_exp2((old - m_use) * row_scale[mt][h]);
+            alpha[mt][h] =
+                old == -INFINITY ? 0.0f : sa_exp2((old - m_use[mt][h]) * row_scale[mt][h]);
+            moved |= old != mx;
+            small &= fabsf(m_use[mt][h] * row_scale[mt][h]) < SA_FFMA_SAFE_LOGIT;
             st.max[mt][h] = mx;
+        }
+    }
+    const bool fast = SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small);
+#pragma unroll
+    for (int mt = 0; mt < SA_MT; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float rs = row_scale[mt][h], m = m_use[mt][h], mq = -m * rs;
             float s = 0.0f;
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const float p = sa_exp2((t[mt][nt][2 * h + e] - m_use) * row_scale[mt][h]);
+                    const float x = t[mt][nt][2 * h + e];
+                    const float p = sa_exp2(fast ? fmaf(x, rs, mq) : (x - m) * rs);
                     t[mt][nt][2 * h + e] = p;
                     s += p;
                 }
@@ -49,6 +71,7 @@ __device__ __forceinline__ void sa_softmax_step(float t[2][NT][4], sa_row_state 
             st.sum[mt][h] = st.sum[mt][h] * alpha[mt][h] + s;
         }
     }
+    return !SA_FAST_SOFTMAX || __any_sync(0xffffffffu, moved);
 }
 
 #endif

@@ -26,24 +26,35 @@ template <int MODE, int D> struct sa_tile {
     static constexpr int NT_O = D / 8;        /* n-tiles of O */
 };
 
-/* Copies `rows` rows of `row_bytes` bytes (a multiple of 16) from global (row stride
- * `gstride` bytes) to shared (pitch `pitch`). Rows at or past `row_limit`, and bytes at or past
- * `valid_bytes` in a row, arrive as zeros. All SA_THREADS threads take part. */
-__device__ __forceinline__ void sa_load_rows(uint32_t smem, int pitch, const char *g,
-                                             int64_t gstride, int rows, int row_bytes,
-                                             int row_limit, int valid_bytes)
+/* Copies a ROWS x ROW_BYTES tile from global memory (row stride `gstride` bytes) to shared
+ * memory (row pitch PITCH) with cp.async; all SA_THREADS threads take part, each moving the
+ * same 16-byte column of N rows, so every address is a per-thread constant plus an immediate.
+ * Unless `full`, rows at or past `rows_valid` and bytes at or past `valid_bytes` in a row
+ * arrive as zeros (the source size of cp.async is clipped). */
+template <int ROWS, int ROW_BYTES, int PITCH>
+__device__ __forceinline__ void sa_copy_tile(uint32_t smem, const char *g, int64_t gstride,
+                                             bool full, int rows_valid, int valid_bytes)
 {
-    const int chunks_per_row = row_bytes / 16;
-    const int total = rows * chunks_per_row;
-    for (int i = threadIdx.x; i < total; i += SA_THREADS) {
-        const int r = i / chunks_per_row;
-        const int c = i - r * chunks_per_row;
+    constexpr int CPR = ROW_BYTES / 16;
+    constexpr int RSTEP = SA_THREADS / CPR;
+    constexpr int N = ROWS * CPR / SA_THREADS;
+    static_assert(N >= 1 && ROWS * CPR % SA_THREADS == 0, "tile must split evenly");
+    const int r0 = threadIdx.x / CPR, c = threadIdx.x % CPR;
+    const uint32_t dst = smem + r0 * PITCH + c * 16;
+    const char *src = g + r0 * gstride + c * 16;
+    const int64_t step = RSTEP * gstride;
+    if (full) {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            sa_cp_async16(dst + i * RSTEP * PITCH, src + i * step, 16);
+    } else {
         int n = valid_bytes - c * 16;
         n = n < 0 ? 0 : (n > 16 ? 16 : n);
-        if (r >= row_limit)
-            n = 0;
-        const char *src = n > 0 ? g + (int64_t)r * gstride + c * 16 : g;
-        sa_cp_async16(smem + r * pitch + c * 16, src, n);
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const int bytes = r0 + i * RSTEP < rows_valid ? n : 0;
+            sa_cp_async16(dst + i * RSTEP * PITCH, bytes ? src + i * step : g, bytes);
+        }
     }
 }
 

@@ -1,0 +1,234 @@
+/* The tensor-core pieces of the main loop, on one warp's fragments: S = Q·Kᵀ (INT8 or
+ * fp16/bf16), masking, the softmax step with O's rescale, and O += P·V (fp16/bf16 or E4M3).
+ * NT is the number of 8-key n-tiles handled at once (8 = a whole 64-key tile, 4 = half). */
+#ifndef SA_MMA_TILES_CUH
+#define SA_MMA_TILES_CUH
+
+#include "sa_softmax.cuh"
+#include "sa_tile.cuh"
+
+/* S = Q·Kᵀ for the warp's rows and NT*8 keys starting at sK (their scales at sKS), in raw
+ * units. */
+template <int MODE, int D, bool BF16, int NT>
+__device__ __forceinline__ void sa_qk(float t[SA_MT][NT][4], uint32_t sQw, uint32_t sK,
+                                      uint32_t sKS, int lane)
+{
+    using T = sa_tile<MODE, D>;
+    const uint32_t a_off = (lane % 16) * T::QK_PITCH + (lane / 16) * 16;
+    const uint32_t b_off = ((lane / 16) * 8 + lane % 8) * T::QK_PITCH + ((lane / 8) % 2) * 16;
+    if (T::QK_INT8) {
+        int acc[SA_MT][NT][4];
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    acc[mt][nt][e] = 0;
+#pragma unroll
+        for (int ks = 0; ks < T::QK_KSTEPS; ++ks) {
+            uint32_t af[SA_MT][4];
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt)
+                sa_ldmatrix_x4(af[mt], sQw + mt * 16 * T::QK_PITCH + a_off + ks * 32);
+#pragma unroll
+            for (int np = 0; np < NT / 2; ++np) {
+                uint32_t bf[4];
+                sa_ldmatrix_x4(bf, sK + np * 16 * T::QK_PITCH + b_off + ks * 32);
+#pragma unroll
+                for (int mt = 0; mt < SA_MT; ++mt) {
+                    sa_mma_s8(acc[mt][2 * np], af[mt], bf[0], bf[1]);
+                    sa_mma_s8(acc[mt][2 * np + 1], af[mt], bf[2], bf[3]);
+                }
+            }
+        }
+        const int tq = lane % 4;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            float2 ks;
+            asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n"
+                         : "=f"(ks.x), "=f"(ks.y)
+                         : "r"(sKS + (nt * 8 + 2 * tq) * 4));
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const float k = (e & 1) ? ks.y : ks.x;
+#if SA_FAST_SOFTMAX
+                    /* (acc + 1.5*2^23)*k - 1.5*2^23*k in one FFMA: off by at most 0.75 ulp of
+                     * 1.5*2^23*k, i.e. < 1 int8 product unit, the same for every row. */
+                    t[mt][nt][e] =
+                        fmaf(__int_as_float(acc[mt][nt][e] + 0x4B400000), k, -12582912.0f * k);
+#else
+                    t[mt][nt][e] = sa_small_int_to_float(acc[mt][nt][e]) * k;
+#endif
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    t[mt][nt][e] = 0.0f;
+#pragma unroll
+        for (int ks = 0; ks < T::QK_KSTEPS; ++ks) {
+            uint32_t af[SA_MT][4];
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt)
+                sa_ldmatrix_x4(af[mt], sQw + mt * 16 * T::QK_PITCH + a_off + ks * 32);
+#pragma unroll
+            for (int np = 0; np < NT / 2; ++np) {
+                uint32_t bf[4];
+                sa_ldmatrix_x4(bf, sK + np * 16 * T::QK_PITCH + b_off + ks * 32);
+#pragma unroll
+                for (int mt = 0; mt < SA_MT; ++mt) {
+                    sa_mma_f16<BF16>(t[mt][2 * np], af[mt], bf[0], bf[1]);
+                    sa_mma_f16<BF16>(t[mt][2 * np + 1], af[mt], bf[2], bf[3]);
+                }
+            }
+        }
+    }
+}
+
+/* O += P·V with P in fp16/bf16 (taken from the S fragment: NT*8 keys) and V [key][d] in
+ * shared memory, starting at the first of those keys. */
+template <int D, bool BF16, int NT>
+__device__ __forceinline__ void sa_pv_f16(float o[SA_MT][D / 8][4], const float p[SA_MT][NT][4],
+                                          uint32_t sV, int lane)
+{
+    constexpr int PITCH = D * 2 + 16;
+    const uint32_t b_off = (((lane / 8) % 2) * 8 + lane % 8) * PITCH + (lane / 16) * 16;
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+        uint32_t pa[SA_MT][4];
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt) {
+            pa[mt][0] = sa_pack2<BF16>(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+            pa[mt][1] = sa_pack2<BF16>(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+            pa[mt][2] = sa_pack2<BF16>(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+            pa[mt][3] = sa_pack2<BF16>(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int np = 0; np < D / 16; ++np) {
+            uint32_t bf[4];
+            sa_ldmatrix_x4_trans(bf, sV + kk * 16 * PITCH + b_off + np * 32);
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt) {
+                sa_mma_f16<BF16>(o[mt][2 * np], pa[mt], bf[0], bf[1]);
+                sa_mma_f16<BF16>(o[mt][2 * np + 1], pa[mt], bf[2], bf[3]);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ uint32_t sa_pack_e4m3x4(float a, float b, float c, float d)
+{
+    return (uint32_t)sa_pack_e4m3x2(a * SA_FP8_P_SCALE, b * SA_FP8_P_SCALE) |
+           ((uint32_t)sa_pack_e4m3x2(c * SA_FP8_P_SCALE, d * SA_FP8_P_SCALE) << 16);
+}
+
+/* O += P·V with P and V in E4M3 for NT*8 keys (NT = 4 or 8). V^T [d][64 keys, permuted] in
+ * shared memory; the keys start at byte `key0` (0 or 32) of each row. Each 8-channel slice is
+ * summed over these keys in a fresh accumulator first (two-level accumulation). */
+template <int D, int NT>
+__device__ __forceinline__ void sa_pv_fp8(float o[SA_MT][D / 8][4], const float p[SA_MT][NT][4],
+                                          uint32_t sV, int key0, int lane)
+{
+    constexpr int PITCH = SA_CTA_K + 16;
+    constexpr int KK = NT / 4; /* k32 steps */
+    uint32_t pa[SA_MT][KK][4];
+#pragma unroll
+    for (int mt = 0; mt < SA_MT; ++mt) {
+#pragma unroll
+        for (int kk = 0; kk < KK; ++kk) {
+            const int n = 4 * kk;
+            pa[mt][kk][0] =
+                sa_pack_e4m3x4(p[mt][n][0], p[mt][n][1], p[mt][n + 1][0], p[mt][n + 1][1]);
+            pa[mt][kk][1] =
+                sa_pack_e4m3x4(p[mt][n][2], p[mt][n][3], p[mt][n + 1][2], p[mt][n + 1][3]);
+            pa[mt][kk][2] =
+                sa_pack_e4m3x4(p[mt][n + 2][0], p[mt][n + 2][1], p[mt][n + 3][0], p[mt][n + 3][1]);
+            pa[mt][kk][3] =
+                sa_pack_e4m3x4(p[mt][n + 2][2], p[mt][n + 2][3], p[mt][n + 3][2], p[mt][n + 3][3]);
+        }
+    }
+    if (KK == 2) {
+        const uint32_t b_off = (lane % 8) * PITCH + (lane / 8) * 16;
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt) {
+            uint32_t bf[4];
+            sa_ldmatrix_x4(bf, sV + nt * 8 * PITCH + b_off);
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt) {
+                float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                sa_mma_e4m3(acc, pa[mt][0], bf[0], bf[1]);
+                sa_mma_e4m3(acc, pa[mt][KK - 1], bf[2], bf[3]);
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    o[mt][nt][e] += acc[e];
+            }
+        }
+    } else {
+        /* matrices: (n-tile 2q, bytes key0..+15), (2q, +16..), (2q+1, key0..), (2q+1, +16..) */
+        const uint32_t b_off = ((lane / 16) * 8 + lane % 8) * PITCH + key0 + ((lane / 8) % 2) * 16;
+#pragma unroll
+        for (int q = 0; q < D / 16; ++q) {
+            uint32_t bf[4];
+            sa_ldmatrix_x4(bf, sV + q * 16 * PITCH + b_off);
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt) {
+                float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                sa_mma_e4m3(acc0, pa[mt][0], bf[0], bf[1]);
+                sa_mma_e4m3(acc1, pa[mt][0], bf[2], bf[3]);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    o[mt][2 * q][e] += acc0[e];
+                    o[mt][2 * q + 1][e] += acc1[e];
+                }
+            }
+        }
+    }
+}
+
+/* Sets the scores of keys that a row must not see to -inf: keys at or past lkv and, when
+ * causal, keys past the row's diagonal. */
+template <int NT>
+__device__ __forceinline__ void sa_mask(float t[SA_MT][NT][4], int key0, int row0, int lane,
+                                        int lkv, int causal, int diag)
+{
+    const int tq = lane % 4;
+#pragma unroll
+    for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = key0 + nt * 8 + 2 * tq + (e & 1);
+                const int row = row0 + mt * 16 + 8 * (e >> 1);
+                if (key >= lkv || (causal && key > row + diag))
+                    t[mt][nt][e] = -INFINITY;
+            }
+}
+
+/* One softmax step over NT*8 keys and the matching rescale of O. */
+template <int D, int NT>
+__device__ __forceinline__ void sa_softmax_rescale(float t[SA_MT][NT][4], sa_row_state &st,
+                                                   const float row_scale[SA_MT][2],
+                                                   float o[SA_MT][D / 8][4])
+{
+    float alpha[SA_MT][2];
+    if (sa_softmax_step<NT>(t, st, row_scale, alpha)) {
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    o[mt][nt][e] *= alpha[mt][e >> 1];
+    }
+}
+
+#endif
