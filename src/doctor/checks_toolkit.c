@@ -44,8 +44,9 @@ void check_toolkit_cuda_home(struct doctor_ctx *ctx, struct check_result *r)
     if (rule_is_pip_runtime_dir(h->path, has_nvcc)) {
         result_set(r, CHECK_ERROR,
                    "CUDA_HOME=%s (%s) is pip's nvidia-* runtime wheels: libraries only, no nvcc, "
-                   "cicc or headers",
-                   h->path, cuda_home_rule_name(h->rule));
+                   "cicc or headers%s",
+                   h->path, cuda_home_rule_name(h->rule),
+                   strstr(h->path, "cuda_nvcc") ? " (CUDA 12's nvcc wheel ships only ptxas)" : "");
         char *fetch = fix_fetch_cuda(want.nparts ? &want : NULL);
         result_fix(r, "unset CUDA_HOME CUDA_PATH && %s", fetch);
         free(fetch);
@@ -147,7 +148,8 @@ struct component {
 
 static const struct component components[] = {
     {"nvcc", "cuda_nvcc", {"bin/nvcc"}, 1, 0},
-    {"cicc", "libnvvm (cuda_nvcc before 13.0)", {"nvvm/bin/cicc"}, 1, 0},
+    /* CUDA 13's PyPI wheels keep cicc in bin/ and only libdevice under nvvm/. */
+    {"cicc", "libnvvm (cuda_nvcc before 13.0)", {"nvvm/bin/cicc", "bin/cicc"}, 1, 0},
     {"libdevice", "libnvvm", {"nvvm/libdevice/libdevice.10.bc"}, 0, 0},
     {"crt/host_config.h", "cuda_crt (cuda_nvcc before 13.0)", {"include/crt/host_config.h"}, 0, 0},
     {"cuda_runtime.h", "cuda_cudart", {"include/cuda_runtime.h"}, 0, 0},

@@ -67,6 +67,16 @@ mv "$T/cuda-targets/include/crt" "$T/cuda-targets/targets/x86_64-linux/include/c
 doctor --torch-dir "$T/site130/torch" --cuda-home "$T/cuda-targets" toolkit.components host.compiler
 expect toolkit.components ok "targets layout"
 expect host.compiler ok "targets layout"
+# CUDA 13's PyPI wheel layout (nvidia/cu13): cicc in bin/, only libdevice under nvvm/.
+mk_toolkit "$T/venv/lib/python3.12/site-packages/nvidia/cu13" 13.0.88
+W=$T/venv/lib/python3.12/site-packages/nvidia/cu13
+mv "$W/nvvm/bin/cicc" "$W/bin/cicc" && rmdir "$W/nvvm/bin"
+mkdir -p "$W/include/cccl" && mv "$W/include/nv" "$W/include/cccl/nv"
+mv "$W/lib64" "$W/lib"
+doctor --torch-dir "$T/site130/torch" --cuda-home "$W" toolkit
+expect toolkit.cuda_home ok "wheel layout cu13"
+expect toolkit.components ok "wheel layout cu13"
+expect_in toolkit.components cicc "$W/bin/cicc" "wheel layout cu13"
 # #18: no libcuda stub is a warning (linking -lcuda fails).
 mk_toolkit "$T/cuda-nostub" 13.0.88
 rm -rf "$T/cuda-nostub/lib64/stubs"
