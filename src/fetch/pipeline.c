@@ -53,6 +53,7 @@ struct work {
     int *order;
     int next;
     char **dests;
+    const struct pipeline_source *source;
     struct unpack_result *results;
     int *rcs;
     volatile sig_atomic_t *cancel;
@@ -68,7 +69,11 @@ static void *unpack_worker(void *arg)
         pthread_mutex_unlock(&w->mu);
         if (k < 0)
             return NULL;
-        struct unpack_opts o = {.strip = 1, .cancel = w->cancel};
+        const struct pipeline_source *src = w->source;
+        struct unpack_opts o = {.strip = src ? src->strip : 1,
+                                .map = src ? src->map : NULL,
+                                .map_ud = src ? src->map_ud : NULL,
+                                .cancel = w->cancel};
         w->rcs[k] = unpack_download(&w->jobs[k], w->dests[k], &o, &w->results[k]);
     }
 }
@@ -104,9 +109,14 @@ static void lock_info_for(const struct pipeline_request *rq, struct lock_compone
                                            it->relative_path, it->sha256,
                                            it->size,          res ? res->components[i].url : NULL};
     }
-    *li = (struct lock_info){"redist",       plan->release,       rq->release_date,
-                             plan->platform, rq->manifest_origin, rq->manifest_sha256,
-                             comps,          plan->nitems};
+    *li = (struct lock_info){rq->source ? rq->source->name : "redist",
+                             plan->release,
+                             rq->release_date,
+                             plan->platform,
+                             rq->manifest_origin,
+                             rq->manifest_sha256,
+                             comps,
+                             plan->nitems};
 }
 
 static int already_installed(const struct pipeline_request *rq)
@@ -211,7 +221,11 @@ static int merge_and_fix(const struct pipeline_request *rq, const char *root, ch
     }
     struct strbuf log = STRBUF_INIT;
     char *err = NULL;
-    int rc = layout_fixup(root, plan->release, names, versions, plan->nitems, &log, &err);
+    int rc = 0;
+    if (rq->source && rq->source->layout)
+        rc = rq->source->layout(root, &log, &err);
+    if (rc == 0)
+        rc = layout_fixup(root, plan->release, names, versions, plan->nitems, &log, &err);
     free(names);
     free(versions);
     res->fixups = sb_detach(&log);
@@ -274,6 +288,12 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
         if (from) {
             paths[i] = from;
             jobs[i].user_file = 1;
+        } else if (rq->source && rq->source->item_urls) {
+            paths[i] = fs_join(rq->cache_dir, it->relative_path);
+            char **const list = rq->source->item_urls[i];
+            jobs[i].urls = list;
+            while (list && list[jobs[i].nurls])
+                jobs[i].nurls++;
         } else {
             paths[i] = fs_join(rq->cache_dir, it->relative_path);
             urls[i] = xcalloc((size_t)rq->nmirrors + 1, sizeof **urls);
@@ -289,7 +309,8 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
     qsort_r(order, (size_t)n, sizeof *order, by_size_desc, (void *)plan);
 
     /* Workers must not take SIGINT/SIGTERM: the main thread's handler sets the flag. */
-    struct work w = {jobs, plan, order, 0, dests, ur, rcs, rq->cancel, PTHREAD_MUTEX_INITIALIZER};
+    struct work w = {jobs,       plan, order, 0,          dests,
+                     rq->source, ur,   rcs,   rq->cancel, PTHREAD_MUTEX_INITIALIZER};
     int nworkers = rq->jobs < 1 ? 1 : (rq->jobs > n ? n : rq->jobs);
     pthread_t *tids = xcalloc((size_t)nworkers + 1, sizeof *tids);
     sigset_t block, old;

@@ -7,11 +7,25 @@
 
 #include "fetch/download.h"
 #include "fetch/resolve.h"
+#include "util/strbuf.h"
 
 #include <signal.h>
 
+/* What a source other than NVIDIA's redist tree changes in the pipeline (PyPI wheels); a
+ * request without one is the redist path. */
+struct pipeline_source {
+    const char *name;                        /* recorded in the lock file: "pypi" */
+    int strip;                               /* leading path components unpacking drops */
+    char *(*map)(void *ud, const char *rel); /* as unpack_opts.map; NULL keeps every entry */
+    void *map_ud;
+    char **const *item_urls; /* per plan item, NULL-terminated: replaces mirror + relative_path */
+    /* Runs on the merged tree before the generic fix-ups (layout_fixup). 0 or -1 with *err. */
+    int (*layout)(const char *root, struct strbuf *log, char **err);
+};
+
 struct pipeline_request {
     const struct fetch_plan *plan;
+    const struct pipeline_source *source; /* NULL: redist */
     const char *release_date;
     const char *manifest_origin;
     const char *manifest_sha256;
