@@ -173,6 +173,38 @@ const struct resources *ctx_resources(struct doctor_ctx *ctx)
     return &ctx->res;
 }
 
+/* Length of the valid UTF-8 sequence at s, 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n = s[0] < 0x80             ? 1
+               : (s[0] & 0xe0) == 0xc0 ? 2
+               : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4
+                                       : 0;
+    if (n == 2 && s[0] < 0xc2)
+        return 0; /* overlong */
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Summaries and evidence carry text from other programs (python's stderr, GPU names, paths):
+ * one line of valid UTF-8, so the human rows stay rows and the JSON stays JSON. */
+static void make_printable(char *s)
+{
+    for (unsigned char *p = (unsigned char *)s; *p;) {
+        size_t n = utf8_len(p);
+        if (n == 0) {
+            *p++ = '?';
+            continue;
+        }
+        if (n == 1 && (*p < 0x20 || *p == 0x7f))
+            *p = ' ';
+        p += n;
+    }
+}
+
 /* Replaces *slot with the formatted text. */
 static void set_formatted(char **slot, const char *fmt, va_list ap)
 {
@@ -180,6 +212,7 @@ static void set_formatted(char **slot, const char *fmt, va_list ap)
     sb_vaddf(&sb, fmt, ap);
     free(*slot);
     *slot = sb_detach(&sb);
+    make_printable(*slot);
 }
 
 void result_set(struct check_result *r, enum check_status s, const char *fmt, ...)

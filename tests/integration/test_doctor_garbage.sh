@@ -25,6 +25,16 @@ done
 doctor --torch-dir "$T/absent/torch" --cuda-home "$T/cuda" torch.found
 expect torch.found error "missing torch dir"
 
+# A python that fails with invalid UTF-8 and several lines on stderr: still one valid JSON
+# document and one human row.
+script "$T/bin/python3" "printf 'Traceback\n  bad byte \377\376 here\nError\n' >&2; exit 1"
+doctor --cuda-home "$T/cuda" torch.found
+expect torch.found warn "python with binary stderr"
+expect_in torch.found summary "bad byte ?? here" "python with binary stderr"
+env -i HOME="$T/home" PATH="$T/bin" SAGEBUILD_FAKE_GPUS=none "$SB" doctor torch.found > "$T/h.txt"
+[ "$(grep -c . "$T/h.txt")" -le 4 ] || fail "python with binary stderr: the row spans lines"
+rm "$T/bin/python3"
+
 # An empty and a binary host_config.h: no limit to compare with, never a crash.
 : > "$T/cuda/include/crt/host_config.h"
 doctor --torch-dir "$T/site/torch" --cuda-home "$T/cuda" host.compiler
