@@ -5,6 +5,9 @@
 #include "fetch/fetch_common.h"
 #include "fetch/manifest.h"
 #include "fetch/pipeline.h"
+#include "fetch/pypi_index.h"
+#include "fetch/pypi_source.h"
+#include "fetch/pypi_wheel.h"
 #include "fetch/resolve.h"
 #include "util/datadir.h"
 #include "util/fs.h"
@@ -14,6 +17,7 @@
 
 #include <cJSON.h>
 #include <getopt.h>
+#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +41,16 @@ struct fetch_args {
     int force;
     int no_check;
     int no_default_mirror;
+    const char *source; /* "redist", "pypi", "auto" */
+    char **indexes;
+    int nindexes;
+};
+
+/* How one attempt ends when `auto` may still try PyPI: its error is kept, not printed. */
+struct attempt {
+    const char *source;
+    int may_fall_back;
+    char *deferred; /* the error of a redist attempt that PyPI may still cure */
 };
 
 static void usage(FILE *f)
@@ -45,7 +59,8 @@ static void usage(FILE *f)
           "                            [--mirror URL]... [--manifest FILE|URL] [--from DIR]\n"
           "                            [--offline] [--platform linux-x86_64|linux-sbsa]\n"
           "                            [--with COMPONENT,...] [--jobs N] [--dry-run] [--json]\n"
-          "                            [--force] [--no-check] [--no-default-mirror]\n\n"
+          "                            [--force] [--no-check] [--no-default-mirror]\n"
+          "                            [--source redist|pypi|auto] [--index-url URL]...\n\n"
           "Downloads the CUDA compiler components (cuda_nvcc, cuda_cudart, cuda_cccl, and\n"
           "cuda_crt and libnvvm where the release has them) from NVIDIA's redist tree or a\n"
           "mirror, checks size and sha256, unpacks them and installs them atomically as one\n"
@@ -67,7 +82,13 @@ static void usage(FILE *f)
           "  --dry-run            print the plan (URLs, sizes, sha256) and stop\n"
           "  --json               machine-readable output on stdout\n"
           "  --force              install again even when the prefix already matches\n"
-          "  --no-check           skip the compile-and-link check of the new toolkit\n",
+          "  --no-check           skip the compile-and-link check of the new toolkit\n"
+          "  --source S           redist (NVIDIA's archives, the default), pypi (NVIDIA's\n"
+          "                       wheels from a PyPI index; CUDA 13 and newer) or auto\n"
+          "                       (redist, then PyPI when that fails)\n"
+          "  --index-url URL      PyPI simple index; repeatable, tried in order, then\n"
+          "                       $SAGEBUILD_INDEX_URLS, then $PIP_INDEX_URL (default\n"
+          "                       " PYPI_DEFAULT_INDEX ")\n",
           f);
 }
 
@@ -102,7 +123,9 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
         O_JSON,
         O_FORCE,
         O_NOCHECK,
-        O_NODEF
+        O_NODEF,
+        O_SOURCE,
+        O_INDEX
     };
     static const struct option opts[] = {
         {"cuda", required_argument, NULL, O_CUDA},
@@ -120,6 +143,8 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
         {"force", no_argument, NULL, O_FORCE},
         {"no-check", no_argument, NULL, O_NOCHECK},
         {"no-default-mirror", no_argument, NULL, O_NODEF},
+        {"source", required_argument, NULL, O_SOURCE},
+        {"index-url", required_argument, NULL, O_INDEX},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,6 +201,14 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
         case O_NODEF:
             a->no_default_mirror = 1;
             break;
+        case O_SOURCE:
+            a->source = optarg;
+            break;
+        case O_INDEX:
+            a->indexes = xrealloc(a->indexes, (size_t)(a->nindexes + 2) * sizeof *a->indexes);
+            a->indexes[a->nindexes++] = xstrdup(optarg);
+            a->indexes[a->nindexes] = NULL;
+            break;
         case 'h':
             usage(stdout);
             return 1;
@@ -199,6 +232,13 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
             return -1;
         }
     }
+    if (!a->source)
+        a->source = "redist";
+    if (strcmp(a->source, "redist") && strcmp(a->source, "pypi") && strcmp(a->source, "auto")) {
+        fprintf(stderr, "sagebuild fetch-cuda: --source wants redist, pypi or auto, not '%s'\n",
+                a->source);
+        return -1;
+    }
     if (a->platform && strncmp(a->platform, "linux-", 6)) {
         fprintf(stderr, "sagebuild fetch-cuda: --platform wants linux-x86_64, linux-sbsa or "
                         "linux-aarch64\n");
@@ -207,32 +247,52 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
     return 0;
 }
 
+/* The URLs of plan item i: the source's own (PyPI wheels) or each mirror + relative_path. */
+static char **item_urls(const struct fetch_plan *plan, int i, char *const *mirrors, int nmirrors,
+                        const struct pipeline_source *src, int *n)
+{
+    char **out = xcalloc((size_t)nmirrors + 2, sizeof *out);
+    *n = 0;
+    if (src && src->item_urls) {
+        for (char **u = src->item_urls[i]; u && *u && *n < 1; u++)
+            out[(*n)++] = xstrdup(*u);
+    } else {
+        for (int m = 0; m < nmirrors; m++)
+            out[(*n)++] = url_join(mirrors[m], plan->items[i].relative_path);
+    }
+    return out;
+}
+
 static void print_plan_human(const struct fetch_plan *plan, const char *prefix,
-                             const struct manifest_text *mt, char *const *mirrors, int nmirrors)
+                             const struct manifest_text *mt, char *const *mirrors, int nmirrors,
+                             const struct pipeline_source *src)
 {
     long long total = 0;
     printf("CUDA %s for %s (manifest: %s)\nprefix: %s\n\n", plan->release, plan->platform,
            mt->origin, prefix);
     for (int i = 0; i < plan->nitems; i++) {
         const struct fetch_item *it = &plan->items[i];
-        total += it->size;
+        total += it->size > 0 ? it->size : 0;
         printf("%-14s %-10s %10lld bytes  sha256 %s\n", it->component, it->version, it->size,
                it->sha256);
-        for (int m = 0; m < nmirrors; m++) {
-            char *u = url_join(mirrors[m], it->relative_path);
-            printf("    %s\n", u);
-            free(u);
-        }
+        int nu = 0;
+        char **urls = item_urls(plan, i, mirrors, nmirrors, src, &nu);
+        for (int m = 0; m < nu; m++)
+            printf("    %s\n", urls[m]);
+        resolve_free_list(urls, nu);
     }
+    if (src)
+        printf("\nsource: %s\n", src->name);
     printf("\ntotal %.1f MB in %d archives\n", (double)total / 1e6, plan->nitems);
 }
 
 static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
                         const struct manifest_text *mt, char *const *mirrors, int nmirrors,
-                        const struct pipeline_result *res)
+                        const struct pipeline_source *src, const struct pipeline_result *res)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "schema", 1);
+    cJSON_AddStringToObject(doc, "source", src ? src->name : "redist");
     cJSON_AddStringToObject(doc, "release", plan->release);
     cJSON_AddStringToObject(doc, "platform", plan->platform);
     cJSON_AddStringToObject(doc, "prefix", prefix);
@@ -249,11 +309,11 @@ static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
         cJSON_AddNumberToObject(o, "size", (double)it->size);
         cJSON_AddStringToObject(o, "sha256", it->sha256);
         cJSON *urls = cJSON_AddArrayToObject(o, "urls");
-        for (int m = 0; m < nmirrors; m++) {
-            char *u = url_join(mirrors[m], it->relative_path);
-            cJSON_AddItemToArray(urls, cJSON_CreateString(u));
-            free(u);
-        }
+        int nu = 0;
+        char **list = item_urls(plan, i, mirrors, nmirrors, src, &nu);
+        for (int m = 0; m < nu; m++)
+            cJSON_AddItemToArray(urls, cJSON_CreateString(list[m]));
+        resolve_free_list(list, nu);
         if (res && res->components) {
             cJSON_AddBoolToObject(o, "from_cache", res->components[i].from_cache);
             cJSON_AddNumberToObject(o, "bytes_downloaded", (double)res->components[i].net_bytes);
@@ -261,7 +321,7 @@ static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
                 cJSON_AddStringToObject(o, "url", res->components[i].url);
         }
         cJSON_AddItemToArray(arr, o);
-        total += it->size;
+        total += it->size > 0 ? it->size : 0;
     }
     cJSON_AddNumberToObject(doc, "total_size", (double)total);
     return doc;
@@ -313,16 +373,58 @@ static char *default_request(const struct fetch_args *a, const char *bundled, ch
     return best;
 }
 
-int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
+/* In auto mode a failed redist attempt keeps its error for later while PyPI may still serve
+ * the release (CUDA 13 and newer); an interruption is never cured by another source. */
+static int defer_error(struct attempt *at, const char *release, const char *err,
+                       volatile sig_atomic_t *cancel)
 {
-    (void)g;
-    struct fetch_args a = {0};
-    int prc = parse_args(argc, argv, &a);
-    if (prc != 0) {
-        resolve_free_list(a.mirrors, a.nmirrors);
-        resolve_free_list(a.extras, a.nextras);
-        return prc > 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
+    if (!at->may_fall_back || *cancel || !err)
+        return 0;
+    char *refusal = release ? pypi_release_refusal(release) : NULL;
+    if (refusal) {
+        free(refusal);
+        return 0;
     }
+    at->deferred = xstrdup(err);
+    return 1;
+}
+
+/* Rewrites a redist plan into NVIDIA's wheels from the PyPI indexes. */
+static int plan_wheels(const struct fetch_args *a, struct fetch_plan *plan, const char *cache,
+                       const struct dl_opts *dl, struct pypi_plan *pp, char **err)
+{
+    const char *arch = pypi_arch_for_platform(plan->platform);
+    if (!arch) {
+        *err = xasprintf("NVIDIA publishes no Linux wheels for %s; use --source redist",
+                         plan->platform);
+        return -1;
+    }
+    int nindexes = 0;
+    char **indexes = pypi_index_urls(a->indexes, a->nindexes, getenv("SAGEBUILD_INDEX_URLS"),
+                                     getenv("PIP_INDEX_URL"), &nindexes);
+    /* manylinux tags are judged against this machine's glibc only when the toolkit is for it. */
+    int gmaj = 0, gmin = 0;
+    const char *mine = fetch_machine_platform();
+    if (mine && !strcmp(mine, plan->platform))
+        sscanf(gnu_get_libc_version(), "%d.%d", &gmaj, &gmin);
+    char *cached = fs_join(cache, "pypi");
+    const char *local[] = {a->from ? a->from : cached, cached, NULL};
+    struct pypi_request prq = {indexes, nindexes, arch, gmaj, gmin, dl, local};
+    int rc = pypi_resolve_plan(plan, &prq, pp, err);
+    for (int i = 0; rc == 0 && i < pp->n; i++)
+        if (pp->notes[i])
+            fprintf(stderr, "sagebuild fetch-cuda: warning: %s\n", pp->notes[i]);
+    free(cached);
+    resolve_free_list(indexes, nindexes);
+    return rc;
+}
+
+static int fetch_once(const struct fetch_args *args, struct attempt *at)
+{
+    struct fetch_args a = *args;
+    int pypi = !strcmp(at->source, "pypi");
+    struct pypi_plan pp = {0};
+    struct pipeline_source psrc;
     int rc = SB_EXIT_ERROR;
     char *err = NULL, *note = NULL, *request = NULL, *label = NULL, *prefix = NULL;
     struct manifest_text mt = {0};
@@ -335,8 +437,10 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     pipeline_install_signals(&cancel);
 
     int nmirrors = 0;
+    /* With PyPI the redist mirrors only serve manifests, and NVIDIA's own site is left out:
+     * where it is blocked, the bundled manifests give the component versions. */
     char **mirrors = resolve_mirrors(a.mirrors, a.nmirrors, getenv("SAGEBUILD_MIRRORS"),
-                                     a.no_default_mirror, &nmirrors);
+                                     a.no_default_mirror || pypi, &nmirrors);
     char *bundled = datadir_find("manifests");
     char *cache = catalog_cache_dir();
     struct catalog cat = {bundled, cache, mirrors, nmirrors, &dl};
@@ -350,6 +454,8 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
         err = xstrdup("no cache folder: set HOME or SAGEBUILD_CACHE");
         goto out;
     }
+    if (pypi && a.cuda && (err = pypi_release_refusal(a.cuda)))
+        goto out;
     if (a.manifest) {
         if (catalog_load_named(&cat, a.manifest, a.cuda, &mt, &err) < 0)
             goto out;
@@ -373,6 +479,11 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     }
     if (resolve_plan(&m, mt.label, platform, a.extras, a.nextras, &plan, &err) < 0)
         goto out;
+    if (pypi) {
+        if (plan_wheels(&a, &plan, cache, &dl, &pp, &err) < 0)
+            goto out;
+        pypi_pipeline_source(&pp, &psrc);
+    }
     prefix = a.prefix ? xstrdup(a.prefix) : fetch_default_prefix(plan.release);
     if (!prefix) {
         err = xstrdup("no default prefix: set HOME or pass --prefix");
@@ -380,11 +491,12 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     }
     if (a.dry_run) {
         if (a.json) {
-            cJSON *doc = plan_json(&plan, prefix, &mt, mirrors, nmirrors, NULL);
+            cJSON *doc =
+                plan_json(&plan, prefix, &mt, mirrors, nmirrors, pypi ? &psrc : NULL, NULL);
             cJSON_AddStringToObject(doc, "status", "planned");
             emit_json(doc);
         } else {
-            print_plan_human(&plan, prefix, &mt, mirrors, nmirrors);
+            print_plan_human(&plan, prefix, &mt, mirrors, nmirrors, pypi ? &psrc : NULL);
         }
         rc = SB_EXIT_OK;
         goto out;
@@ -392,6 +504,7 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     struct pipeline_request rq = {
         .plan = &plan,
+        .source = pypi ? &psrc : NULL,
         .release_date = m.release_date,
         .manifest_origin = mt.origin,
         .manifest_sha256 = mt.sha256,
@@ -407,12 +520,14 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
         .cancel = &cancel,
     };
     if (!a.json)
-        fprintf(stderr, "sagebuild: CUDA %s (%d components) into %s\n", plan.release, plan.nitems,
-                prefix);
+        fprintf(stderr, "sagebuild: CUDA %s (%d components%s) into %s\n", plan.release, plan.nitems,
+                pypi ? " as PyPI wheels" : "", prefix);
     struct pipeline_result res;
     int r = pipeline_run(&rq, &res);
-    if (a.json) {
-        cJSON *doc = plan_json(&plan, prefix, &mt, mirrors, nmirrors, &res);
+    if (r < 0 && defer_error(at, plan.release, res.error, &cancel)) {
+        /* kept for the caller, which tries PyPI next */
+    } else if (a.json) {
+        cJSON *doc = plan_json(&plan, prefix, &mt, mirrors, nmirrors, pypi ? &psrc : NULL, &res);
         cJSON_AddStringToObject(doc, "status",
                                 r < 0           ? "error"
                                 : res.unchanged ? "unchanged"
@@ -445,7 +560,13 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     err = NULL;
     if (0) {
     out:
-        if (err) {
+        if (err && defer_error(at,
+                               plan.release ? plan.release
+                               : label      ? label
+                                            : a.cuda,
+                               err, &cancel)) {
+            /* kept for the caller, which tries PyPI next */
+        } else if (err) {
             if (a.json)
                 emit_error_json(err);
             else
@@ -463,7 +584,35 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     manifest_free(&m);
     manifest_text_free(&mt);
     resolve_free_list(mirrors, nmirrors);
+    pypi_plan_free(&pp);
+    return rc;
+}
+
+int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
+{
+    (void)g;
+    struct fetch_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) {
+        rc = rc > 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
+    } else if (!strcmp(a.source, "auto")) {
+        struct attempt redist = {"redist", 1, NULL};
+        rc = fetch_once(&a, &redist);
+        if (redist.deferred) {
+            fprintf(stderr,
+                    "sagebuild fetch-cuda: the redist source failed (%s); trying NVIDIA's "
+                    "wheels from PyPI\n",
+                    redist.deferred);
+            struct attempt wheels = {"pypi", 0, NULL};
+            rc = fetch_once(&a, &wheels);
+            free(redist.deferred);
+        }
+    } else {
+        struct attempt only = {a.source, 0, NULL};
+        rc = fetch_once(&a, &only);
+    }
     resolve_free_list(a.mirrors, a.nmirrors);
     resolve_free_list(a.extras, a.nextras);
+    resolve_free_list(a.indexes, a.nindexes);
     return rc;
 }
