@@ -41,6 +41,40 @@ static void sweep_debris(struct install_ctx *c)
     closedir(d);
 }
 
+static int lock_wait(int fd, const char *path, const char *what, volatile sig_atomic_t *cancel,
+                     char **err)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    fprintf(stderr, "sagebuild: waiting for another sagebuild using %s\n", what);
+    while (flock(fd, LOCK_EX) < 0) {
+        if (errno != EINTR || (cancel && *cancel)) {
+            *err = xasprintf("could not lock %s: %s", path,
+                             errno == EINTR ? "interrupted" : strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, char **err)
+{
+    if (fs_mkdir_p(dir, 0755) < 0) {
+        *err = xasprintf("cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    char *path = fs_join(dir, ".lock");
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        *err = xasprintf("cannot open the lock file %s: %s", path, strerror(errno));
+    } else if (lock_wait(fd, path, dir, cancel, err) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
+}
+
 int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct install_ctx *c,
                  char **err)
 {
@@ -79,18 +113,10 @@ int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct insta
         free(lock);
         return -1;
     }
-    if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-        fprintf(stderr, "sagebuild: waiting for another sagebuild working on %s\n", c->prefix);
-        while (flock(c->lock_fd, LOCK_EX) < 0) {
-            if (errno != EINTR || (cancel && *cancel)) {
-                *err = xasprintf("could not lock %s: %s", lock,
-                                 errno == EINTR ? "interrupted" : strerror(errno));
-                free(lock);
-                return -1;
-            }
-        }
-    }
+    int rc = lock_wait(c->lock_fd, lock, c->prefix, cancel, err);
     free(lock);
+    if (rc < 0)
+        return -1;
     sweep_debris(c);
     return 0;
 }

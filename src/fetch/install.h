@@ -31,6 +31,11 @@ void install_abort(struct install_ctx *c);
 /* Releases the lock and frees c. */
 void install_release(struct install_ctx *c);
 
+/* Takes an exclusive lock on dir/.lock (creating dir), waiting with one line on stderr while
+ * another process holds it: downloads into one cache never interleave. Returns the descriptor
+ * to close, or -1 with *err. */
+int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, char **err);
+
 /* Whether name is debris of a run on prefix base ("." base ".staging-" or ".old-"). Pure. */
 int install_is_debris(const char *base, const char *name);
 

@@ -271,6 +271,13 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
         install_release(&ic);
         return -1;
     }
+    /* Runs on other prefixes share the cache: their downloads must not interleave. */
+    int cache_lock = install_lock_dir(rq->cache_dir, rq->cancel, &err);
+    if (cache_lock < 0) {
+        res->error = err;
+        install_release(&ic);
+        return -1;
+    }
     struct dl_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
     char ***urls = xcalloc((size_t)n + 1, sizeof *urls);
     char **paths = xcalloc((size_t)n + 1, sizeof *paths);
@@ -329,6 +336,7 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
     for (int i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
     free(tids);
+    close(cache_lock);
 
     int rc = 0;
     for (int i = 0; i < n; i++) {

@@ -18,6 +18,19 @@ statuses=$(for i in 1 2; do json_get "$T/c$i.json" 'd["status"]'; done | sort | 
 "$P/bin/nvcc" --version >/dev/null || fail "the fetched nvcc does not run"
 no_debris "$T/p"
 
+# Two prefixes sharing one cache: the downloads do not interleave, nothing is fetched twice.
+for i in 1 2; do
+    SAGEBUILD_CACHE="$T/shared-cache" $SB fetch-cuda --manifest "$MANIFEST" --mirror "$M/ok/" \
+        --no-default-mirror --prefix "$T/q$i/cuda" --jobs 2 --no-check --json >"$T/q$i.json" \
+        2>"$T/q$i.err" &
+    eval "pid$i=\$!"
+done
+wait "$pid1" || fail "first shared-cache fetch: $(cat "$T/q1.err")"
+wait "$pid2" || fail "second shared-cache fetch: $(cat "$T/q2.err")"
+got=$(($(json_get "$T/q1.json" 'd["bytes_downloaded"]') + $(json_get "$T/q2.json" 'd["bytes_downloaded"]')))
+[ "$got" = "$(sum_sizes)" ] || fail "two fetches sharing a cache downloaded $got bytes"
+[ -x "$T/q1/cuda/bin/nvcc" ] && [ -x "$T/q2/cuda/bin/nvcc" ] || fail "shared cache: a prefix is missing"
+
 # Interrupted while stalled on a download: the signal handler only sets a flag, the run stops
 # within a moment, and everything it started is removed.
 for sig in INT TERM; do
