@@ -24,6 +24,12 @@ build/kernels/%: kernels/tests/%.c $(KERNEL_REF_SRC) $(KERNEL_TEST_SUPPORT) $(KE
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_TEST_CFLAGS) -o $@ $< $(KERNEL_TEST_SUPPORT) $(KERNEL_REF_SRC) -lm
 
+# The same tests under ASan/UBSan (the reference tests without their long sequences).
+KERNEL_SAN_BIN := $(KERNEL_TEST_BIN:build/kernels/%=build/kernels-san/%)
+build/kernels-san/%: kernels/tests/%.c $(KERNEL_REF_SRC) $(KERNEL_TEST_SUPPORT) $(KERNEL_TEST_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_TEST_CFLAGS) -O1 $(SAN) -o $@ $< $(KERNEL_TEST_SUPPORT) $(KERNEL_REF_SRC) -lm
+
 # The self-test's pure logic (verdicts, matrix, JSON) runs on the CPU too.
 build/kernels/test_st_logic: kernels/tests/test_st_logic.c kernels/tests/sa_check.c $(KERNEL_ST_SRC) \
 	$(wildcard kernels/selftest/*.h) kernels/include/sageattn.h
@@ -31,11 +37,17 @@ build/kernels/test_st_logic: kernels/tests/test_st_logic.c kernels/tests/sa_chec
 	$(CC) $(CSTD) $(WARN) -O2 -g -Ikernels/tests -Ikernels/include -Ikernels/selftest -o $@ \
 		$< kernels/tests/sa_check.c $(KERNEL_ST_SRC) -lm
 
-kernel-cpu-test: $(KERNEL_TEST_BIN) build/kernels/test_st_logic
+kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logic
 	@for t in $(KERNEL_TEST_BIN); do \
 		start=$$(date +%s); $$t || exit 1; \
 		echo "kernel-test: $$(basename $$t) took $$(( $$(date +%s) - start )) s"; \
 	done
+	@for t in $(KERNEL_SAN_BIN); do \
+		start=$$(date +%s); \
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t --small >/dev/null || exit 1; \
+		echo "kernel-test: $$t (ASan/UBSan) passed in $$(( $$(date +%s) - start )) s"; \
+	done
+	@sh kernels/tests/test_check_spills.sh
 	@build/kernels/test_st_logic build/kernels/selftest-sample.json && \
 		python3 kernels/tests/check_selftest_json.py build/kernels/selftest-sample.json
 
