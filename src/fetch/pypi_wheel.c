@@ -24,18 +24,20 @@ int wheel_name_parse(const char *filename, struct wheel_name *w)
     if (n < 5 || strcasecmp(filename + n - 4, ".whl"))
         return -1;
     char *stem = xstrndup(filename, n - 4);
+    int dashes = 0;
+    for (const char *p = stem; *p; p++)
+        dashes += *p == '-';
+    /* name-version[-build]-python-abi-platform: 4 or 5 dashes, no part empty. */
     char *parts[6];
-    int np = 0;
-    for (char *s = stem, *dash; np < 6; s = dash + 1) {
-        parts[np++] = s;
-        if (!(dash = strchr(s, '-')))
-            break;
-        *dash = '\0';
+    int np = 0, ok = dashes == 4 || dashes == 5;
+    for (char *s = stem; ok && s; np++) {
+        parts[np] = s;
+        char *dash = strchr(s, '-');
+        if (dash)
+            *dash = '\0';
+        ok = *s != '\0';
+        s = dash ? dash + 1 : NULL;
     }
-    /* 5 or 6 parts, none empty, and no more dashes left over. */
-    int ok = (np == 5 || np == 6) && !strchr(parts[np - 1], '-');
-    for (int i = 0; ok && i < np; i++)
-        ok = parts[i][0] != '\0';
     if (ok) {
         w->project = xstrdup(parts[0]);
         w->version = xstrdup(parts[1]);
@@ -249,7 +251,7 @@ int pypi_choose(const struct pypi_listing *l, const struct pypi_want *w, int *ya
     char *want_name = pypi_normalize(w->project);
     struct candidate best = {-1, 0, 0, 0, {{0}, 0, 0, -1}, NULL};
     struct strbuf seen = STRBUF_INIT;
-    int nseen = 0, nwheels = 0, nother_platform = 0;
+    int nseen = 0, nwheels = 0;
     for (int i = 0; i < l->nfiles; i++) {
         struct wheel_name wn;
         if (wheel_name_parse(l->files[i].filename, &wn) < 0)
@@ -261,9 +263,7 @@ int pypi_choose(const struct pypi_listing *l, const struct pypi_want *w, int *ya
         if (same) {
             nwheels++;
             c.score = wheel_platform_score(wn.platform, w->arch, w->glibc_major, w->glibc_minor);
-            if (!c.score)
-                nother_platform++;
-            else if (pep440_parse(wn.version, &c.version) == 0 && !c.version.pre)
+            if (c.score && pep440_parse(wn.version, &c.version) == 0 && !c.version.pre)
                 add_version_seen(&seen, &nseen, wn.version);
         }
         if (same && c.score && pypi_version_serves(wn.version, w->version) &&
@@ -290,7 +290,6 @@ int pypi_choose(const struct pypi_listing *l, const struct pypi_want *w, int *ya
     else
         *why = xasprintf("the index has no %s %s for Linux %s (versions it lists for it: %s)",
                          w->project, w->version, w->arch, sb_str(&seen));
-    (void)nother_platform;
     sb_free(&seen);
     return -1;
 }
