@@ -1,5 +1,6 @@
 #include "fetch/unpack.h"
 #include "fetch/pathsafe.h"
+#include "fetch/writer.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 
@@ -55,6 +56,7 @@ struct extract {
     const struct unpack_opts *o;
     struct unpack_result *r;
     struct linkset links;
+    struct writer *w; /* write-behind thread, NULL: write here */
 };
 
 static int fail(struct extract *x, char *msg)
@@ -82,7 +84,8 @@ static void clear_path(const char *full)
         unlink(full);
 }
 
-static int write_data(struct extract *x, struct archive *a, int fd, const char *name)
+static int write_data(struct extract *x, struct archive *a, int fd, const char *name,
+                      long long *size)
 {
     const void *buf;
     size_t len;
@@ -96,6 +99,15 @@ static int write_data(struct extract *x, struct archive *a, int fd, const char *
             return fail(x, xasprintf("reading %s: %s", name, archive_error_string(a)));
         if (x->o->cancel && *x->o->cancel)
             return fail(x, xstrdup("interrupted"));
+        if (x->w) {
+            /* A failure is the writer's to report, from writer_finish. */
+            if (writer_data(x->w, fd, off, buf, len, name) < 0)
+                return -1;
+            x->r->bytes += (long long)len;
+            if (off + (la_int64_t)len > end)
+                end = off + (la_int64_t)len;
+            continue;
+        }
         const char *p = buf;
         while (len) {
             ssize_t w = pwrite(fd, p, len, off);
@@ -111,9 +123,7 @@ static int write_data(struct extract *x, struct archive *a, int fd, const char *
         if (off > end)
             end = off;
     }
-    /* A sparse tail leaves the size short; make it what the archive says. */
-    if (ftruncate(fd, end) < 0)
-        return fail(x, xasprintf("writing %s: %s", name, strerror(errno)));
+    *size = end;
     return 0;
 }
 
@@ -189,12 +199,21 @@ static int extract_entry(struct extract *x, struct archive *a, struct archive_en
             rc = fail(x, xasprintf("creating %s: %s", full, strerror(errno)));
             break;
         }
-        rc = write_data(x, a, fd, rel);
-        /* Owner may always write (so the tree can be removed); set-id bits are dropped. */
-        if (rc == 0 && fchmod(fd, perm | 0600) < 0)
-            rc = fail(x, xasprintf("chmod %s: %s", full, strerror(errno)));
-        if (rc == 0 && archive_entry_mtime_is_set(e)) {
-            struct timespec ts[2] = {{archive_entry_mtime(e), 0}, {archive_entry_mtime(e), 0}};
+        long long size = 0;
+        rc = write_data(x, a, fd, rel, &size);
+        /* Owner may always write (so the tree can be removed); set-id bits are dropped. A
+         * sparse tail leaves the size short: truncating makes it what the archive says. */
+        int has_mtime = archive_entry_mtime_is_set(e);
+        time_t mtime = has_mtime ? archive_entry_mtime(e) : 0;
+        if (x->w) {
+            if (writer_close(x->w, fd, size, perm | 0600, mtime, has_mtime, rel) < 0)
+                rc = -1;
+            break;
+        }
+        if (rc == 0 && (ftruncate(fd, size) < 0 || fchmod(fd, perm | 0600) < 0))
+            rc = fail(x, xasprintf("writing %s: %s", full, strerror(errno)));
+        if (rc == 0 && has_mtime) {
+            struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
             futimens(fd, ts);
         }
         if (close(fd) < 0 && rc == 0)
@@ -240,11 +259,12 @@ static struct archive *new_reader(void)
 static int extract_all(struct archive *a, const char *dest, const struct unpack_opts *o,
                        struct unpack_result *r)
 {
-    struct extract x = {dest, o, r, {0}};
+    struct extract x = {dest, o, r, {0}, NULL};
     if (fs_mkdir_p(dest, 0755) < 0) {
         linkset_free(&x.links);
         return fail(&x, xasprintf("mkdir %s: %s", dest, strerror(errno)));
     }
+    x.w = writer_start();
     int rc = 0;
     struct archive_entry *e;
     for (;;) {
@@ -262,6 +282,15 @@ static int extract_all(struct archive *a, const char *dest, const struct unpack_
         if ((rc = extract_entry(&x, a, e)) < 0)
             break;
     }
+    char *werr = NULL;
+    if (x.w && writer_finish(x.w, &werr) < 0) {
+        /* The writer's failure (a full disk) is the cause of anything that followed it. */
+        free(r->error);
+        r->error = werr;
+        rc = -1;
+    }
+    if (rc < 0 && !r->error)
+        r->error = xstrdup("extraction failed");
     linkset_free(&x.links);
     return rc;
 }
