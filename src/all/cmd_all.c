@@ -311,7 +311,9 @@ static char *stage_fetch(struct run *r)
                   sr.error
                       ? xstrdup(sr.error)
                       : xasprintf("fetch-cuda ended with status %d (%s)", r->last_exit, sr.status),
-                  xstrdup(sr.fix ? sr.fix : "sagebuild fetch-cuda"));
+                  xstrdup(sr.fix ? sr.fix
+                                 : "sagebuild fetch-cuda --mirror URL (a mirror that works; see "
+                                   "its --help), then sagebuild all"));
         stop(r, SB_EXIT_ERROR);
     } else if (!sr.prefix) {
         set_stage(r, ST_FETCH, "error", xstrdup("fetch-cuda did not say where it installed"),

@@ -306,12 +306,17 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     char *fix = NULL;
     struct cmake_info cm = {0};
     int rc = -1;
-    if (toolchain_choose_cuda(o->cuda_home, &tc, &err, &fix) < 0 ||
-        (check_archs(&archs, &tc, res) < 0 ? (err = NULL, 1) : 0) ||
-        toolchain_choose_host(o->host_cc, &tc, &err, &fix) < 0 ||
+    /* The toolkit first: which archs can be built depends on its nvcc, and refusing them comes
+     * before anything else is probed or run. */
+    if (toolchain_choose_cuda(o->cuda_home, &tc, &err, &fix) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR, err, fix);
+        goto done;
+    }
+    if (check_archs(&archs, &tc, res) < 0)
+        goto done;
+    if (toolchain_choose_host(o->host_cc, &tc, &err, &fix) < 0 ||
         cmake_probe(&cm, &err, &fix) < 0) {
-        if (err)
-            build_outcome_error(res, SB_EXIT_ERROR, err, fix);
+        build_outcome_error(res, SB_EXIT_ERROR, err, fix);
         goto done;
     }
     if (tc.host_note)
