@@ -6,7 +6,8 @@
 #   - that ptxas reports no register spills in the hot kernels (cmake/check-spills.sh),
 #   - the install tree (library with SONAME, header, sageattn.pc, CMake package, selftest),
 #     used from outside by pkg-config and by find_package,
-#   - that sageattn-selftest --json, with no GPU, exits 77 with a "skipped" JSON.
+#   - that sageattn-selftest --json, with no GPU, exits 77 with a "skipped" JSON, and that
+#     sageattn-refcheck (kernels against the C reference, on a GPU) builds and skips too.
 # Exit 0 when all hold; it says SKIP and exits 0 when nvcc, cmake or ninja is missing.
 # KERNEL_SPILL_CHECK=warn turns spills in the hot kernels into a warning.
 set -uo pipefail
@@ -37,7 +38,8 @@ check_arch() {
     mkdir -p "$b"
     TIMEFORMAT='%R %U %S'
     t=$( { time cmake -S "$kernels" -B "$b/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DSAGEATTN_ARCHS="$arch" -DSAGEATTN_WERROR=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+        -DSAGEATTN_ARCHS="$arch" -DSAGEATTN_WERROR=ON -DSAGEATTN_REFCHECK=ON \
+        -DCMAKE_INSTALL_PREFIX="$prefix" \
         >"$b/configure.log" 2>&1; } 2>&1 ) || { fail "$arch: configure failed (see $b/configure.log)"; tail -20 "$b/configure.log"; return; }
     echo "kernel-test: $arch: configure wall/user/sys $t s"
     t=$( { time cmake --build "$b/cmake" -j "$(nproc)" >"$b/build.log" 2>&1; } 2>&1 ) ||
@@ -96,6 +98,13 @@ check_arch() {
     else
         fail "$arch: sageattn-selftest exited $rc: $(tail -3 "$b/selftest.err")"
     fi
+    # The kernels-vs-reference check (built, not installed) skips cleanly too.
+    "$b/cmake/sageattn-refcheck" >"$b/refcheck.log" 2>&1
+    rc=$?
+    case $rc in
+    77 | 0) ;;
+    *) fail "$arch: sageattn-refcheck exited $rc: $(tail -3 "$b/refcheck.log")" ;;
+    esac
 }
 
 rm -f "$out/cpu-seconds.txt"
