@@ -1,5 +1,6 @@
 /* The check table: stable dotted ids (documented in man/sagebuild.1; scripts rely on them),
  * in the order doctor-checks.md §7 suggests, so early findings explain later ones. */
+#include "doctor/checks_wheels.h"
 #include "doctor/doctor.h"
 
 static const struct check_def table[] = {
@@ -15,6 +16,7 @@ static const struct check_def table[] = {
     {"toolkit.version_match", "nvcc vs torch's CUDA", check_toolkit_version_match},
     {"toolkit.components", "toolkit components", check_toolkit_components},
     {"toolkit.consistency", "one toolkit, not a mix", check_toolkit_consistency},
+    {"toolkit.wheels", "CUDA_HOME and PyPI wheels", check_toolkit_wheels},
     {"toolkit.archs", "nvcc vs the target archs", check_toolkit_archs},
     {"toolkit.driver_ptx", "nvcc vs the driver's PTX JIT", check_toolkit_driver_ptx},
     {"host.compiler", "host compiler vs nvcc's limit", check_host_compiler},

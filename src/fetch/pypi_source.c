@@ -1,5 +1,7 @@
 #include "fetch/pypi_source.h"
 #include "cmd.h"
+#include "fetch/postcheck.h"
+#include "fetch/pypi_stub.h"
 #include "fetch/pypi_wheel.h"
 #include "fetch/verify.h"
 #include "util/fs.h"
@@ -221,6 +223,15 @@ int pypi_layout_fixup(const char *root, struct strbuf *log, char **err)
         if (exists && link_if_missing(root, nvvm_links[i][1], nvvm_links[i][2], log, err) < 0)
             return -1;
     }
+    /* No wheel has the driver stub; without one, -lcuda fails. Not fatal: nvcc and torch's
+     * extensions do not need it, and the doctor names what is missing. */
+    struct hostcc_choice hc;
+    hostcc_choose(root, &hc);
+    char *why = NULL;
+    if (stub_make_libcuda(root, hc.cc, log, &why) != 0)
+        sb_addf(log, "lib/stubs/libcuda.so not made: %s\n", why);
+    free(why);
+    hostcc_free(&hc);
     return 0;
 }
 
