@@ -49,6 +49,8 @@ static cJSON *mode_json(const struct st_mode *m)
     cJSON_AddStringToObject(o, "verdict", st_verdict_name(m->verdict));
     add_num(o, "worst_cos", m->has_accuracy ? m->worst_cos : NAN);
     add_num(o, "worst_rel_l1", m->has_accuracy ? m->worst_rel_l1 : NAN);
+    add_num(o, "bar_cos", m->bar_cos);
+    add_num(o, "bar_rel_l1", m->bar_rel_l1);
     cJSON_AddBoolToObject(o, "nan_or_inf", m->nan_or_inf);
     cJSON_AddNumberToObject(o, "cases_total", m->ncases);
     cJSON_AddNumberToObject(o, "cases_failed", st_mode_failed_cases(m));
@@ -60,6 +62,7 @@ static cJSON *mode_json(const struct st_mode *m)
         const struct st_case *k = &m->cases[i];
         cJSON *c = cJSON_CreateObject();
         add_str(c, "name", k->name);
+        add_str(c, "kind", k->kind);
         cJSON_AddNumberToObject(c, "b", k->b);
         cJSON_AddNumberToObject(c, "hq", k->hq);
         cJSON_AddNumberToObject(c, "hkv", k->hkv);
@@ -72,8 +75,11 @@ static cJSON *mode_json(const struct st_mode *m)
         add_num(c, "cos", k->cos);
         add_num(c, "rel_l1", k->rel_l1);
         add_num(c, "max_abs", k->max_abs);
+        add_num(c, "lse_max_err", k->lse_max_err);
+        cJSON_AddNumberToObject(c, "nonfinite", (double)k->nonfinite);
         cJSON_AddBoolToObject(c, "coverage_ok", k->coverage_ok);
         cJSON_AddBoolToObject(c, "pass", k->pass);
+        add_str(c, "error", k->error);
         cJSON_AddItemToArray(cases, c);
     }
     cJSON *speed = cJSON_AddArrayToObject(o, "speed");
@@ -133,6 +139,7 @@ char *selftest_render_json(const struct st_report *r, const struct st_run *run)
         char *hint = d->has_code ? NULL : st_device_build_hint(d);
         add_str(o, "build_hint", hint);
         free(hint);
+        add_str(o, "error", d->error);
         cJSON_AddStringToObject(o, "verdict", st_verdict_name(st_device_verdict(d)));
         add_str(o, "recommended_mode", d->recommended_mode);
         cJSON *modes = cJSON_AddArrayToObject(o, "modes");
@@ -165,11 +172,35 @@ static void fmt_num(char *buf, size_t len, int decimals, const char *suffix, dou
         snprintf(buf, len, "%.*f%s", decimals, v, suffix);
 }
 
+/* The cases that missed the bar, so a warning or failure says where. */
+static void print_failed_cases(const struct st_mode *m, FILE *f)
+{
+    enum { SHOWN = 8 };
+    int shown = 0, failed = st_mode_failed_cases(m);
+    for (int i = 0; i < m->ncases && shown < SHOWN; i++) {
+        const struct st_case *k = &m->cases[i];
+        if (k->pass)
+            continue;
+        shown++;
+        if (k->error)
+            fprintf(f, "             %-34s error: %s\n", k->name ? k->name : "?", k->error);
+        else
+            fprintf(f, "             %-34s cos %.6f rel-L1 %.4f%s%s\n", k->name ? k->name : "?",
+                    k->cos, k->rel_l1, k->coverage_ok ? "" : " (outputs not all written)",
+                    k->nonfinite ? " (NaN/Inf)" : "");
+    }
+    if (failed > shown)
+        fprintf(f, "             ... and %d more (--json lists every case)\n", failed - shown);
+}
+
 static void print_device(const struct st_device *d, const struct st_run *run, FILE *f, int color)
 {
     const char *reset = color ? "\033[0m" : "", *bold = color ? "\033[1m" : "";
     fprintf(f, "%sGPU %d: %s (compute capability %s)%s\n", bold, d->index, d->name,
             d->cc ? d->cc : "?", reset);
+    if (d->error)
+        fprintf(f, "  %scould not test this GPU:%s %s\n", verdict_color(ST_FAIL, color), reset,
+                d->error);
     if (!d->has_code) {
         char *hint = st_device_build_hint(d);
         fprintf(f, "  %sthe library has no code for this GPU%s\n", verdict_color(ST_FAIL, color),
@@ -183,13 +214,13 @@ static void print_device(const struct st_device *d, const struct st_run *run, FI
         if (d->nmodes == 0)
             return;
     }
-    fprintf(f, "  %-10s %-11s %9s %8s %6s %8s %8s\n", "mode", "verdict", "worst cos", "rel-L1",
+    fprintf(f, "  %-10s %-11s %10s %8s %6s %8s %8s\n", "mode", "verdict", "worst cos", "rel-L1",
             "cases", "TOPS", "vs fp16");
     for (int k = 0; k < d->nmodes; k++) {
         const struct st_mode *m = &d->modes[k];
         char cosb[16], relb[16], topsb[16], sub[16], casesb[16];
         const struct st_speed *best = st_mode_best_speed(m);
-        fmt_num(cosb, sizeof cosb, 5, "", m->has_accuracy ? m->worst_cos : NAN);
+        fmt_num(cosb, sizeof cosb, 6, "", m->has_accuracy ? m->worst_cos : NAN);
         fmt_num(relb, sizeof relb, 4, "", m->has_accuracy ? m->worst_rel_l1 : NAN);
         fmt_num(topsb, sizeof topsb, 1, "", best ? best->tops : NAN);
         fmt_num(sub, sizeof sub, 2, "x",
@@ -199,13 +230,14 @@ static void print_device(const struct st_device *d, const struct st_run *run, FI
                      m->ncases);
         else
             snprintf(casesb, sizeof casesb, "-");
-        fprintf(f, "  %-10s %s%-11s%s %9s %8s %6s %8s %8s\n", m->mode,
+        fprintf(f, "  %-10s %s%-11s%s %10s %8s %6s %8s %8s\n", m->mode,
                 verdict_color(m->verdict, color), st_verdict_name(m->verdict), reset, cosb, relb,
                 casesb, topsb, sub);
         if (m->nan_or_inf)
             fprintf(f, "             NaN or Inf in the output\n");
         if (m->reason && *m->reason)
             fprintf(f, "             %s\n", m->reason);
+        print_failed_cases(m, f);
     }
     enum st_verdict v = st_device_verdict(d);
     fprintf(f, "  verdict: %s%s%s", verdict_color(v, color), st_verdict_name(v), reset);

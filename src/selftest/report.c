@@ -50,6 +50,11 @@ static int boolean(const cJSON *o, const char *key, int dflt)
 static void parse_case(const cJSON *c, struct st_case *k)
 {
     k->name = str_or_null(c, "name");
+    k->kind = str_or_null(c, "kind");
+    k->error = str_or_null(c, "error");
+    k->lse_max_err = num(c, "lse_max_err");
+    double nf = num(c, "nonfinite");
+    k->nonfinite = isnan(nf) || nf < 0 ? 0 : (long)nf;
     k->b = integer(c, "b");
     k->hq = integer(c, "hq");
     k->hkv = integer(c, "hkv");
@@ -107,6 +112,9 @@ static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
         out->worst_cos = num(acc, "worst_cos");
         out->worst_rel_l1 = num(acc, "worst_rel_l1");
         out->nan_or_inf = boolean(acc, "nan_or_inf", 0);
+        cJSON *bar = get(acc, "bar");
+        out->bar_cos = num(bar, "cos");
+        out->bar_rel_l1 = num(bar, "rel_l1");
         cJSON *cases = get(acc, "cases");
         int n = cJSON_IsArray(cases) ? cJSON_GetArraySize(cases) : 0;
         out->cases = xcalloc((size_t)n + 1, sizeof *out->cases);
@@ -117,7 +125,7 @@ static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
                 parse_case(c, &out->cases[out->ncases++]);
         }
     } else {
-        out->worst_cos = out->worst_rel_l1 = NAN;
+        out->worst_cos = out->worst_rel_l1 = out->bar_cos = out->bar_rel_l1 = NAN;
     }
     cJSON *speed = get(m, "speed");
     int n = cJSON_IsArray(speed) ? cJSON_GetArraySize(speed) : 0;
@@ -143,6 +151,7 @@ static int parse_device(const cJSON *d, struct st_device *out, char **error)
     }
     out->has_code = boolean(d, "has_code", 1);
     out->build_hint = str_or_null(d, "build_hint");
+    out->error = str_or_null(d, "error");
     out->recommended_mode = str_or_null(d, "recommended_mode");
     int n = cJSON_GetArraySize(modes);
     out->modes = xcalloc((size_t)n + 1, sizeof *out->modes);
@@ -231,6 +240,8 @@ static void free_mode(struct st_mode *m)
 {
     for (int i = 0; i < m->ncases; i++) {
         free(m->cases[i].name);
+        free(m->cases[i].kind);
+        free(m->cases[i].error);
         free(m->cases[i].layout);
         free(m->cases[i].dtype);
     }
@@ -250,6 +261,7 @@ void selftest_report_free(struct st_report *r)
         free(d->name);
         free(d->cc);
         free(d->build_hint);
+        free(d->error);
         free(d->recommended_mode);
     }
     free(r->devices);
@@ -296,7 +308,7 @@ int selftest_exit_status(const struct st_report *r, int child_exit)
     for (int i = 0; i < r->ndevices; i++) {
         const struct st_device *d = &r->devices[i];
         enum st_verdict v = st_device_verdict(d);
-        if (!d->has_code || v == ST_FAIL)
+        if (!d->has_code || d->error || v == ST_FAIL)
             status = SB_EXIT_ERROR;
         else if (v == ST_WARN && status == SB_EXIT_OK)
             status = SB_EXIT_WARN;

@@ -11,11 +11,15 @@ enum st_verdict { ST_PASS = 0, ST_WARN, ST_FAIL, ST_UNSUPPORTED };
 
 struct st_case {
     char *name;
+    char *kind; /* "random" or "adversarial" */
     int b, hq, hkv, lq, lkv, d;
     int causal;
     char *layout, *dtype;
     double cos, rel_l1, max_abs;
+    double lse_max_err; /* NAN when the case has no log-sum-exp output */
+    long nonfinite;     /* NaN or Inf elements in the output */
     int coverage_ok, pass;
+    char *error; /* the API's message when the call itself failed */
 };
 
 struct st_speed {
@@ -32,6 +36,7 @@ struct st_mode {
     enum st_verdict verdict;
     int has_accuracy;
     double worst_cos, worst_rel_l1;
+    double bar_cos, bar_rel_l1; /* the accuracy bar the verdict used; NAN when not given */
     int nan_or_inf;
     struct st_case *cases;
     int ncases;
@@ -45,6 +50,7 @@ struct st_device {
     char *cc; /* "9.0" */
     int has_code;
     char *build_hint;
+    char *error; /* the program could not test this GPU (context creation failed, ...) */
     struct st_mode *modes;
     int nmodes;
     char *recommended_mode;
@@ -70,7 +76,8 @@ const struct st_speed *st_mode_best_speed(const struct st_mode *m);
 int st_mode_failed_cases(const struct st_mode *m);
 
 /* The exit status for a parsed report and the program's own exit code: 77 skipped, 2 when a
- * mode failed or a GPU has no code, 1 warnings, 0 all pass; a worse child status wins. */
+ * mode failed, a GPU has no code or could not be tested, 1 warnings, 0 all pass; a worse child
+ * status wins. */
 int selftest_exit_status(const struct st_report *r, int child_exit);
 
 /* The `sagebuild build --arch` line for a GPU without code: the device's own hint, else one

@@ -29,7 +29,7 @@ FAKE_SELFTEST=pass $SB selftest --build "$out" > "$tmp/o" 2>&1
 rc=$?
 [ $rc = 0 ] || fail "pass: exit $rc: $(cat "$tmp/o")"
 grep -q 'GPU 0: NVIDIA H200 (compute capability 9.0)' "$tmp/o" || fail "table header"
-grep -q 'int8-fp16 *pass *0.99994 *0.0110 .* 503.2 *1.49x' "$tmp/o" || fail "int8-fp16 row: $(cat "$tmp/o")"
+grep -q 'int8-fp16 *pass *0.999940 *0.0110 .* 503.2 *1.49x' "$tmp/o" || fail "int8-fp16 row: $(cat "$tmp/o")"
 grep -q 'recommended mode: int8-fp16' "$tmp/o" || fail "recommended mode"
 
 # A warning mode: exit 1; --json is valid JSON with every number.
@@ -77,6 +77,27 @@ SAGEBUILD_FAKE_GPUS="580.65.06;NVIDIA H200:9.0" $SB selftest --build "$tmp/nothi
 rc=$?
 [ $rc = 2 ] || fail "no build, a GPU: exit $rc"
 grep -q "sagebuild build --arch native --out $tmp/nothing" "$tmp/o" || fail "no build fix"
+
+# The real program's JSON writer (kernels/selftest/st_report.c) through its own sample: what
+# sagebuild reads must be what the program writes.
+root=$(cd "$here/../.." && pwd)
+if cc -std=c11 -D_GNU_SOURCE -I"$root/kernels/tests" -I"$root/kernels/include" -I"$root/kernels/selftest" \
+    -o "$tmp/st_sample" "$root/kernels/tests/test_st_logic.c" "$root/kernels/tests/sa_check.c" \
+    "$root/kernels/selftest/st_logic.c" "$root/kernels/selftest/st_report.c" -lm > "$tmp/cc.log" 2>&1 &&
+    "$tmp/st_sample" "$tmp/sample.json" > /dev/null 2>&1; then
+    FAKE_SELFTEST=file FAKE_SELFTEST_FILE=$tmp/sample.json FAKE_SELFTEST_RC=1 \
+        $SB selftest --build "$out" > "$tmp/o" 2>&1
+    rc=$?
+    [ $rc = 1 ] || fail "the real writer's sample: exit $rc: $(cat "$tmp/o")"
+    grep -q 'int8-fp8 *warn' "$tmp/o" || fail "the real writer's sample: table: $(cat "$tmp/o")"
+    grep -q 'random L1000 d64 .*cos 0.999999 rel-L1 0.0500' "$tmp/o" || fail "failing case listed: $(cat "$tmp/o")"
+    FAKE_SELFTEST=file FAKE_SELFTEST_FILE=$tmp/sample.json FAKE_SELFTEST_RC=1 \
+        $SB selftest --build "$out" --json > "$tmp/j" 2>&1
+    [ "$(json_get "$tmp/j" "d['devices'][0]['modes'][2]['bar_rel_l1'], d['devices'][0]['modes'][2]['cases'][0]['kind']")" = "0.04 random" ] ||
+        fail "the real writer's sample: JSON: $(cat "$tmp/j")"
+else
+    echo "note: the kernels' self-test report sample did not build; its check is left out"
+fi
 
 # Usage errors.
 $SB selftest --quick --full > /dev/null 2>&1

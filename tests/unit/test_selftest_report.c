@@ -203,6 +203,62 @@ static void renders_normalised_json_and_table(void **state)
     selftest_report_free(&r);
 }
 
+/* What the real writer adds (kernels/selftest/st_report.c): a device error, per-case kind,
+ * error, nonfinite and LSE error, and the accuracy bar of each mode. */
+static const char writer_extras[] =
+    "{\"schema\":1,\"library\":{\"abi\":1,\"archs\":\"sm_90\"},\"skipped\":null,\"devices\":["
+    "{\"index\":0,\"name\":\"A\",\"cc\":\"9.0\",\"has_code\":true,\"build_hint\":null,"
+    "\"error\":null,\"modes\":[{\"mode\":\"int8-fp8\",\"supported\":true,\"reason\":null,"
+    "\"verdict\":\"fail\",\"accuracy\":{\"worst_cos\":0.5,\"worst_rel_l1\":0.9,\"nan_or_inf\":"
+    "true,\"bar\":{\"cos\":0.9992,\"rel_l1\":0.04},\"cases\":[{\"name\":\"q x10 L4096\","
+    "\"kind\":\"adversarial\",\"cos\":0.5,\"rel_l1\":0.9,\"lse_max_err\":null,\"nonfinite\":12,"
+    "\"coverage_ok\":false,\"pass\":false,\"error\":null},{\"name\":\"d40 padded\",\"kind\":"
+    "\"random\",\"cos\":null,\"rel_l1\":null,\"pass\":false,\"error\":\"SAGEATTN_ERR_DIM\"}]},"
+    "\"speed\":[]},{\"mode\":\"fp16\",\"supported\":false,\"reason\":\"no code\",\"verdict\":"
+    "\"unsupported\",\"accuracy\":null,\"speed\":[]}],\"recommended_mode\":null},"
+    "{\"index\":1,\"name\":\"B\",\"cc\":\"8.9\",\"has_code\":true,\"error\":\"cudaSetDevice: "
+    "busy\",\"modes\":[],\"recommended_mode\":null}]}";
+
+static void reads_the_writers_extras(void **state)
+{
+    (void)state;
+    struct st_report r;
+    char *err = NULL;
+    assert_int_equal(selftest_parse(writer_extras, strlen(writer_extras), &r, &err), 0);
+    const struct st_mode *m = &r.devices[0].modes[0];
+    assert_true(m->bar_rel_l1 > 0.039 && m->bar_rel_l1 < 0.041);
+    assert_true(m->nan_or_inf);
+    assert_string_equal(m->cases[0].kind, "adversarial");
+    assert_int_equal(m->cases[0].nonfinite, 12);
+    assert_true(isnan(m->cases[0].lse_max_err));
+    assert_false(m->cases[0].coverage_ok);
+    assert_string_equal(m->cases[1].error, "SAGEATTN_ERR_DIM");
+    assert_true(isnan(m->cases[1].cos));
+    assert_true(isnan(r.devices[0].modes[1].worst_cos)); /* accuracy: null */
+    assert_string_equal(r.devices[1].error, "cudaSetDevice: busy");
+    assert_int_equal(selftest_exit_status(&r, 2), SB_EXIT_ERROR);
+
+    struct st_run run = {.build_dir = "/o", .child_exit = 2, .exit_code = SB_EXIT_ERROR};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    selftest_render_text(&r, &run, f, 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "q x10 L4096"));
+    assert_non_null(strstr(buf, "(outputs not all written) (NaN/Inf)"));
+    assert_non_null(strstr(buf, "d40 padded"));
+    assert_non_null(strstr(buf, "error: SAGEATTN_ERR_DIM"));
+    assert_non_null(strstr(buf, "could not test this GPU: cudaSetDevice: busy"));
+    assert_non_null(strstr(buf, "no code"));
+    free(buf);
+    char *json = selftest_render_json(&r, &run);
+    assert_non_null(strstr(json, "\"nonfinite\":\t12"));
+    assert_non_null(strstr(json, "\"error\":\t\"cudaSetDevice: busy\""));
+    assert_non_null(strstr(json, "\"lse_max_err\":\tnull"));
+    free(json);
+    selftest_report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +267,7 @@ int main(void)
         cmocka_unit_test(reads_a_skip),
         cmocka_unit_test(rejects_garbage),
         cmocka_unit_test(renders_normalised_json_and_table),
+        cmocka_unit_test(reads_the_writers_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

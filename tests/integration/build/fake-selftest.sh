@@ -37,5 +37,6 @@ nocode)
 crash) echo "running int8-fp16..." >&2; kill -SEGV $$ ;;
 hang) echo "running..." >&2; sleep 60 ;;
 garbage) echo "Hello, this is not JSON"; echo "something broke" >&2; exit 0 ;;
+file) cat "$FAKE_SELFTEST_FILE"; exit "${FAKE_SELFTEST_RC:-0}" ;;
 truncated) echo '{"schema":1,"library":{"abi":1},"devices":[{"index":0,'; exit 2 ;;
 esac
