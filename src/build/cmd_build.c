@@ -17,11 +17,13 @@
 #include "util/out.h"
 #include "util/xdg.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 struct build_opts {
@@ -305,7 +307,7 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     struct toolchain tc;
     char *fix = NULL;
     struct cmake_info cm = {0};
-    int rc = -1;
+    int rc = -1, lock_fd = -1;
     /* The toolkit first: which archs can be built depends on its nvcc, and refusing them comes
      * before anything else is probed or run. */
     if (toolchain_choose_cuda(o->cuda_home, &tc, &err, &fix) < 0) {
@@ -346,6 +348,22 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     }
     w->source_revision = srcinfo_git_revision(kernels);
 
+    /* One build at a time per output folder: two would share one CMake tree. The lock goes with
+     * the process, so a killed build leaves nothing to clean up. */
+    if (fs_mkdir_p(res->out_dir, 0755) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR, xasprintf("cannot create %s: %m", res->out_dir),
+                            xstrdup("choose a writable --out DIR"));
+        goto done;
+    }
+    char *lock_path = fs_join(res->out_dir, ".build.lock");
+    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(lock_path);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR,
+                            xasprintf("another sagebuild build is using %s", res->out_dir),
+                            xstrdup("wait for it to finish, or build into another --out DIR"));
+        goto done;
+    }
     char *record_path = fs_join(res->out_dir, BUILD_RECORD_NAME);
     char *prev_text = fs_read_file(record_path, 1 << 20, NULL);
     struct build_record prev;
@@ -396,10 +414,7 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     w->flags = configure; /* the record owns it now */
 
     int stream = !o->json && isatty(STDOUT_FILENO);
-    if (fs_mkdir_p(res->out_dir, 0755) < 0) {
-        build_outcome_error(res, SB_EXIT_ERROR, xasprintf("cannot create %s: %m", res->out_dir),
-                            xstrdup("choose a writable --out DIR"));
-    } else {
+    {
         if (!stream) {
             res->log_path = fs_join(res->out_dir, "build.log");
             unlink(res->log_path);
@@ -426,6 +441,8 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     free(build_dir);
     free(record_path);
 done:
+    if (lock_fd >= 0)
+        close(lock_fd);
     cmake_info_free(&cm);
     toolchain_free(&tc);
     free(kernels);

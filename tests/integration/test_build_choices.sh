@@ -95,7 +95,20 @@ CUDA_HOME=$tmp/cuda-12.6 $SB build --arch sm_120a --out "$out" --json > "$tmp/j"
 grep -q -- "-DCMAKE_INSTALL_PREFIX=$(cd "$tmp" && pwd -P)/rel" "$FAKE_CMAKE_LOG" || fail "relative --out prefix"
 [ -f "$tmp/rel/build-record.json" ] || fail "relative --out record"
 
-# 9. Usage.
+# 9. Two builds into one folder: the second is turned away while the first holds the lock.
+if command -v flock > /dev/null 2>&1; then
+    flock "$out/.build.lock" sleep 5 &
+    holder=$!
+    sleep 0.5
+    $SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" --force > "$tmp/o" 2>&1
+    rc=$?
+    kill "$holder" 2> /dev/null
+    wait "$holder" 2> /dev/null
+    [ $rc = 2 ] || fail "a locked output folder: exit $rc"
+    grep -q 'another sagebuild build is using' "$tmp/o" || fail "lock message: $(cat "$tmp/o")"
+fi
+
+# 10. Usage.
 $SB build --jobs 0 > /dev/null 2>&1
 [ $? = 64 ] || fail "--jobs 0"
 $SB build --head-dims 96 --arch sm_90 > /dev/null 2>&1
