@@ -542,8 +542,13 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
         print_json(&r);
     else if (r.stopped)
         printf("sagebuild all: stopped; fix the problem above and run it again.\n");
+    else if (r.stages[ST_SELFTEST].state && !strcmp(r.stages[ST_SELFTEST].state, "skipped"))
+        printf("sagebuild all: built; the self-test needs a GPU (see above).\n");
+    else if (r.exit_code == SB_EXIT_OK)
+        printf("sagebuild all: done: built and tested.\n");
     else
-        printf("sagebuild all: done (exit %d).\n", r.exit_code);
+        printf("sagebuild all: built; the self-test %s (exit %d).\n",
+               r.exit_code == SB_EXIT_WARN ? "passed with warnings" : "failed", r.exit_code);
     for (int s = 0; s < NSTAGES; s++) {
         free(r.stages[s].summary);
         free(r.stages[s].fix);
