@@ -161,6 +161,41 @@ static void hashes_only_sources(void **state)
     free(junk);
 }
 
+static int sh(const char *cmd)
+{
+    return system(cmd);
+}
+
+static void reads_the_git_revision(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/sb-test-git-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    assert_non_null(dir);
+    assert_null(srcinfo_git_revision(dir)); /* not a checkout */
+    char *cmd = xasprintf("cd %s && git init -q . && echo a > f && git add f && "
+                          "git -c user.name=t -c user.email=t@t commit -q -m x",
+                          dir);
+    if (sh(cmd) != 0) { /* no git here: nothing to check */
+        free(cmd);
+        fs_remove_tree(dir);
+        skip();
+    }
+    free(cmd);
+    char *rev = srcinfo_git_revision(dir);
+    assert_non_null(rev);
+    assert_int_equal(strlen(rev), 40);
+    free(rev);
+    char *f = fs_join(dir, "f");
+    assert_int_equal(fs_write_file(f, "b", 1), 0);
+    rev = srcinfo_git_revision(dir);
+    assert_non_null(rev);
+    assert_non_null(strstr(rev, "-dirty"));
+    free(rev);
+    free(f);
+    fs_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +203,7 @@ int main(void)
         cmocka_unit_test(rejects_other_schemas_and_garbage),
         cmocka_unit_test(decides_freshness),
         cmocka_unit_test(hashes_only_sources),
+        cmocka_unit_test(reads_the_git_revision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
