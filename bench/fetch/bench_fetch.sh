@@ -30,6 +30,10 @@ print(" ".join(v["linux-x86_64"]["relative_path"] for k,v in d.items() if isinst
 TOTAL=$(python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 print(sum(int(v["linux-x86_64"]["size"]) for k,v in d.items() if isinstance(v,dict)))' "$MANIFEST")
+SIZES=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+print(" ".join(v["linux-x86_64"]["size"] for k,v in d.items() if isinstance(v,dict)))' "$MANIFEST")
+LOAD_BEFORE=$(cat /proc/loadavg)
 now() { python3 -c 'import time; print(time.monotonic())'; }
 
 manual() {
@@ -58,9 +62,10 @@ while [ $i -lt "$RUNS" ]; do
     echo "$a $b $c $d $bytes $rss" >>"$T/rows"
     i=$((i + 1))
 done
-python3 - "$T/rows" "$TOTAL" "$OUT" "$RUNS" <<'PY'
+python3 - "$T/rows" "$TOTAL" "$OUT" "$RUNS" "$SIZES" "$LOAD_BEFORE" <<'PY'
 import json, os, platform, statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
+sizes, load_before = sys.argv[5], sys.argv[6].split()[:3]
 total, out, runs = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 manual = [r[1] - r[0] for r in rows]
 ours = [r[2] - r[1] for r in rows]
@@ -81,6 +86,8 @@ res = {
     "bytes_downloaded": [int(r[4]) for r in rows],
     "bytes_equal_archive_sizes": all(int(r[4]) == total for r in rows),
     "peak_rss_kb": [int(r[5]) for r in rows],
+    "largest_archive_bytes": max(int(v) for v in sizes.split()),
+    "loadavg_before": load_before, "loadavg_after": open("/proc/loadavg").read().split()[:3],
 }
 os.makedirs(os.path.dirname(out), exist_ok=True)
 json.dump(res, open(out, "w"), indent=2)

@@ -24,7 +24,7 @@ __device__ __forceinline__ void sa_qk(float t[SA_MT][NT][4], uint32_t sQw, uint3
             for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
-                    acc[mt][nt][e] = 0;
+                    acc[mt][nt][e] = SA_INT_FLOAT_BIAS; /* see sa_biased_int_to_float */
 #pragma unroll
         for (int ks = 0; ks < T::QK_KSTEPS; ++ks) {
             uint32_t af[SA_MT][4];
@@ -57,10 +57,9 @@ __device__ __forceinline__ void sa_qk(float t[SA_MT][NT][4], uint32_t sQw, uint3
 #if SA_FAST_SOFTMAX
                     /* (acc + 1.5*2^23)*k - 1.5*2^23*k in one FFMA: off by at most 0.75 ulp of
                      * 1.5*2^23*k, i.e. < 1 int8 product unit, the same for every row. */
-                    t[mt][nt][e] =
-                        fmaf(__int_as_float(acc[mt][nt][e] + 0x4B400000), k, -12582912.0f * k);
+                    t[mt][nt][e] = fmaf(__int_as_float(acc[mt][nt][e]), k, -12582912.0f * k);
 #else
-                    t[mt][nt][e] = sa_small_int_to_float(acc[mt][nt][e]) * k;
+                    t[mt][nt][e] = sa_biased_int_to_float(acc[mt][nt][e]) * k;
 #endif
                 }
             }

@@ -102,10 +102,13 @@ SA_DEVICE float sa_exp2(float x)
     return y;
 }
 
-/* int32 -> fp32 for |x| < 2^22 with one integer add and one float subtract (no I2F). */
-SA_DEVICE float sa_small_int_to_float(int x)
+/* int32 -> fp32 without I2F: an integer accumulator that started at SA_INT_FLOAT_BIAS
+ * (the bits of 1.5*2^23) and gained x, |x| < 2^22, reads as the float 1.5*2^23 + x exactly.
+ * The INT8 Q·Kᵀ mma starts its accumulators there, so the bias costs no instruction. */
+#define SA_INT_FLOAT_BIAS 0x4B400000
+SA_DEVICE float sa_biased_int_to_float(int biased)
 {
-    return __int_as_float(x + 0x4B400000) - 12582912.0f;
+    return __int_as_float(biased) - 12582912.0f;
 }
 
 template <bool BF16> SA_DEVICE uint32_t sa_pack2(float lo, float hi)

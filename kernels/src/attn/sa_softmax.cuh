@@ -24,6 +24,37 @@ struct sa_row_state {
 
 /* Turns t into p in place, updates the row state, and gives each row's rescale factor for O.
  * Returns whether any row of the warp needs O rescaled (warp-uniform). */
+/* Max and sum of the 2*NT values of one row half held by this lane, as balanced trees: the
+ * dependency chain is log2(2*NT) deep instead of 2*NT. */
+template <int NT> __device__ __forceinline__ float sa_row_max(const float t[NT][4], int h)
+{
+    float v[NT];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+        v[nt] = fmaxf(t[nt][2 * h], t[nt][2 * h + 1]);
+#pragma unroll
+    for (int w = NT / 2; w >= 1; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            v[i] = fmaxf(v[i], v[i + w]);
+    return v[0];
+}
+template <int NT> __device__ __forceinline__ float sa_row_sum(const float t[NT][4], int h)
+{
+    float v[NT];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+        v[nt] = t[nt][2 * h] + t[nt][2 * h + 1];
+#pragma unroll
+    for (int w = NT / 2; w >= 1; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            v[i] += v[i + w];
+    return v[0];
+}
+
+/* Turns t into p in place, updates the row state, and gives each row's rescale factor for O.
+ * Returns whether any row of the warp needs O rescaled (warp-uniform). */
 template <int NT>
 __device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
                                                 const float row_scale[SA_MT][2],
@@ -35,10 +66,7 @@ __device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
     for (int mt = 0; mt < SA_MT; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float mx = st.max[mt][h];
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-                mx = fmaxf(mx, fmaxf(t[mt][nt][2 * h], t[mt][nt][2 * h + 1]));
+            float mx = fmaxf(st.max[mt][h], sa_row_max<NT>(t[mt], h));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             /* A row with no visible key yet keeps max -inf; use 0 so -inf - max stays -inf. */
@@ -51,26 +79,37 @@ __device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
             st.max[mt][h] = mx;
         }
     }
-    const bool fast = SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small);
+    /* Two separate loops under a warp-uniform branch, so that only one form is executed. */
+    if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
 #pragma unroll
-    for (int mt = 0; mt < SA_MT; ++mt) {
+        for (int mt = 0; mt < SA_MT; ++mt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float rs = row_scale[mt][h], m = m_use[mt][h], mq = -m * rs;
-            float s = 0.0f;
+            for (int h = 0; h < 2; ++h) {
+                const float rs = row_scale[mt][h], mq = -m_use[mt][h] * rs;
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
+                for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const float x = t[mt][nt][2 * h + e];
-                    const float p = sa_exp2(fast ? fmaf(x, rs, mq) : (x - m) * rs);
-                    t[mt][nt][2 * h + e] = p;
-                    s += p;
-                }
+                    for (int e = 0; e < 2; ++e)
+                        t[mt][nt][2 * h + e] = sa_exp2(fmaf(t[mt][nt][2 * h + e], rs, mq));
             }
-            st.sum[mt][h] = st.sum[mt][h] * alpha[mt][h] + s;
-        }
+    } else {
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float rs = row_scale[mt][h], m = m_use[mt][h];
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        t[mt][nt][2 * h + e] = sa_exp2((t[mt][nt][2 * h + e] - m) * rs);
+            }
     }
+#pragma unroll
+    for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            st.sum[mt][h] = st.sum[mt][h] * alpha[mt][h] + sa_row_sum<NT>(t[mt], h);
     return !SA_FAST_SOFTMAX || __any_sync(0xffffffffu, moved);
 }
 
