@@ -85,6 +85,19 @@ $SB fetch-cuda --cuda 13.0.9 --offline --dry-run >"$T/plan" || fail "--dry-run"
 for h in $(json_get "$MANIFEST" '" ".join(v["linux-x86_64"]["sha256"] for k,v in d.items() if isinstance(v,dict))'); do
     grep -q "$h" "$T/plan" || fail "--dry-run does not show $h"
 done
+# --from: archives downloaded elsewhere (flat or in the redist layout), verified, never altered.
+mkdir -p "$T/dl"
+for f in "$MIRROR_DIR"/*/linux-*/*.tar.xz; do cp "$f" "$T/dl/"; done
+SAGEBUILD_CACHE="$T/empty-from" $SB fetch-cuda --manifest "$MANIFEST" --from "$T/dl" --offline \
+    --prefix "$T/p5/cuda" --no-check >"$T/out7" 2>&1 || fail "--from: $(cat "$T/out7")"
+bad=$(ls "$T/dl"/libnvvm-*.tar.xz)
+printf 'X' | dd of="$bad" bs=1 seek=1000 conv=notrunc 2>/dev/null
+SAGEBUILD_CACHE="$T/empty-from2" $SB fetch-cuda --manifest "$MANIFEST" --from "$T/dl" --offline \
+    --prefix "$T/p6/cuda" --no-check >"$T/out8" 2>&1 && fail "--from with a corrupt file must fail"
+grep -q "libnvvm.*does not match the manifest.*sha256 [0-9a-f]\{64\} (expected [0-9a-f]\{64\})" \
+    "$T/out8" || fail "--from mismatch message: $(cat "$T/out8")"
+[ -f "$bad" ] || fail "--from deleted the user's file"
+[ ! -e "$T/p6/cuda" ] || fail "a failed --from fetch made a prefix"
 SAGEBUILD_CACHE="$T/empty" $SB fetch-cuda --cuda 13.0.9 --offline --manifest "$MANIFEST" \
     --prefix "$T/p4/cuda" >"$T/out6" 2>&1 && fail "--offline with an empty cache must fail"
 grep -q "offline" "$T/out6" || fail "--offline failure does not say why: $(cat "$T/out6")"
