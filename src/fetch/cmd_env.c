@@ -119,9 +119,12 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
     char *prefix = prefix_arg ? fs_realpath(prefix_arg) : default_prefix();
     char *nvcc = prefix ? fs_join(prefix, "bin/nvcc") : NULL;
     if (!prefix || !fs_is_executable(nvcc)) {
-        fprintf(stderr, "sagebuild env: %s%s has no bin/nvcc; run 'sagebuild fetch-cuda' first\n",
-                prefix ? prefix : (prefix_arg ? prefix_arg : "no fetched toolkit found"),
-                prefix || prefix_arg ? "" : " under ~/.local/share/sagebuild");
+        if (prefix || prefix_arg)
+            fprintf(stderr, "sagebuild env: %s has no bin/nvcc; run 'sagebuild fetch-cuda' first\n",
+                    prefix ? prefix : prefix_arg);
+        else
+            fprintf(stderr, "sagebuild env: no toolkit fetched yet under ~/.local/share/sagebuild; "
+                            "run 'sagebuild fetch-cuda' first, or pass --prefix DIR\n");
         free(prefix);
         free(nvcc);
         return SB_EXIT_ERROR;
