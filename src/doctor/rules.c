@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1000*major + 10*minor, or -1 for a version no CUDA release has (garbage from a file). */
+static int cuda_code(const struct version *v)
+{
+    if (!v || v->nparts == 0 || v->part[0] < 0 || v->part[0] > 999 || v->part[1] < 0 ||
+        v->part[1] > 99)
+        return -1;
+    return v->part[0] * 1000 + v->part[1] * 10;
+}
+
 int rule_cuda_mismatch(const struct version *torch_cuda, const struct version *nvcc_release)
 {
     if (!torch_cuda || !nvcc_release || torch_cuda->nparts == 0 || nvcc_release->nparts == 0)
@@ -33,7 +42,7 @@ const char *rule_torch_index_tag(int max_cuda)
 
 const char *rule_torch_index_tag_exact(const struct version *cuda)
 {
-    int v = cuda->part[0] * 1000 + cuda->part[1] * 10;
+    int v = cuda_code(cuda);
     for (size_t i = 0; i < sizeof torch_indexes / sizeof torch_indexes[0]; i++)
         if (torch_indexes[i].cuda == v)
             return torch_indexes[i].tag;
@@ -62,10 +71,10 @@ int rule_driver_runs_cuda(int driver_cuda, const char *driver_version, const str
 
 int rule_torch_covers_cc(const struct version *torch_cuda, int cc_major, int cc_minor)
 {
-    if (!torch_cuda || torch_cuda->nparts == 0 || cc_major <= 0)
+    int cu = cuda_code(torch_cuda);
+    if (cu < 0 || cc_major <= 0 || cc_major > 99 || cc_minor < 0 || cc_minor > 9)
         return -1;
     int cc = cc_major * 10 + cc_minor;
-    int cu = torch_cuda->part[0] * 1000 + torch_cuda->part[1] * 10;
     if (cu < 12080) /* cu126 and older wheels: sm_50 … sm_90 */
         return cc >= 50 && cc <= 90 ? 1 : 0;
     return cc >= 75 ? 1 : 0; /* cu128 and newer: sm_75 … sm_120 */
@@ -132,13 +141,13 @@ static int sage_supports(const char *entry)
     buf[k] = '\0';
     int major = 0, minor = 0;
     if (strchr(buf, '.')) {
-        if (sscanf(buf, "%d.%d", &major, &minor) != 2)
+        if (sscanf(buf, "%3d.%2d", &major, &minor) != 2)
             return 0;
     } else {
         for (const char *q = buf; *q; q++)
             if (!isdigit((unsigned char)*q))
                 return 0;
-        if (k < 2)
+        if (k < 2 || k > 4)
             return 0;
         int n = atoi(buf);
         major = n / 10;
@@ -277,10 +286,10 @@ char *rule_torch_triton_pin(const char *metadata)
     for (const char *p = metadata ? strstr(metadata, key) : NULL; p; p = strstr(p + 1, key)) {
         if (p != metadata && p[-1] != '\n')
             continue;
-        p += sizeof key - 1;
-        size_t n = strcspn(p, " ;\r\n");
+        const char *value = p + sizeof key - 1;
+        size_t n = strcspn(value, " ;\r\n");
         if (n > 0)
-            return xstrndup(p, n);
+            return xstrndup(value, n);
     }
     return NULL;
 }

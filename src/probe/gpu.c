@@ -138,7 +138,9 @@ void gpu_parse_child_output(const char *text, struct gpu_info *out)
             out->init_result = atoi(arg);
         } else if (!strcmp(l, "gpu")) {
             int major = 0, minor = 0, used = 0;
-            if (sscanf(arg, "%d %d %n", &major, &minor, &used) == 2)
+            /* Compute capabilities are small; anything else is not a GPU libcuda described. */
+            if (sscanf(arg, "%3d %3d %n", &major, &minor, &used) == 2 && major >= 0 &&
+                major < 100 && minor >= 0 && minor < 10)
                 add_device(out, arg + used, major, minor);
         } else if (!strcmp(l, "nvml_driver") && !out->driver_version && *arg) {
             out->driver_version = xstrdup(arg);
@@ -201,7 +203,8 @@ int gpu_parse_fake(const char *spec, struct gpu_info *out)
     struct version v;
     if (slash) {
         *slash++ = '\0';
-        if (version_parse_strict(slash, &v) < 0 || v.nparts < 2)
+        if (version_parse_strict(slash, &v) < 0 || v.nparts < 2 || v.part[0] > 999 ||
+            v.part[1] > 99)
             rc = -1;
         else
             out->cuda_driver_version = v.part[0] * 1000 + v.part[1] * 10;
@@ -215,7 +218,8 @@ int gpu_parse_fake(const char *spec, struct gpu_info *out)
     for (char *g = strtok_r(NULL, ";", &save); g && rc == 0; g = strtok_r(NULL, ";", &save)) {
         char *colon = strrchr(g, ':');
         struct version cc;
-        if (!colon || colon == g || version_parse_strict(colon + 1, &cc) < 0 || cc.nparts != 2) {
+        if (!colon || colon == g || version_parse_strict(colon + 1, &cc) < 0 || cc.nparts != 2 ||
+            cc.part[0] > 99 || cc.part[1] > 9) {
             rc = -1;
             break;
         }
