@@ -1,6 +1,6 @@
 /* The toolkit torch would use: toolkit.cuda_home, toolkit.nvcc, toolkit.version_match,
  * toolkit.components (catalog #1, #4, #15, #16, #18). Consistency, archs and the driver's PTX
- * limit are in checks_toolkit2.c. */
+ * limit are in checks_toolkit_fit.c. */
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
