@@ -23,6 +23,49 @@ const char *cmake_pick_generator(int have_ninja, int have_make)
     return have_make ? "Unix Makefiles" : NULL;
 }
 
+char *cmake_cache_value(const char *text, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len > klen && !strncmp(line, key, klen) && (line[klen] == ':' || line[klen] == '=')) {
+            const char *eq = memchr(line, '=', len);
+            if (eq) {
+                size_t vlen = len - (size_t)(eq + 1 - line);
+                while (vlen && eq[vlen] == '\r')
+                    vlen--;
+                return xstrndup(eq + 1, vlen);
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+char *cmake_cache_mismatch(const char *cache_text, const char *generator, const char *nvcc,
+                           const char *host_cxx, const char *source_dir)
+{
+    const struct {
+        const char *key, *want, *what;
+    } checks[] = {
+        {"CMAKE_GENERATOR", generator, "generator"},
+        {"CMAKE_CUDA_COMPILER", nvcc, "nvcc"},
+        {"CMAKE_CUDA_HOST_COMPILER", host_cxx, "host compiler"},
+        {"CMAKE_HOME_DIRECTORY", source_dir, "kernel sources"},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        char *have = cmake_cache_value(cache_text, checks[i].key);
+        if (have && checks[i].want && strcmp(have, checks[i].want)) {
+            char *why = xasprintf("%s changed (%s -> %s)", checks[i].what, have, checks[i].want);
+            free(have);
+            return why;
+        }
+        free(have);
+    }
+    return NULL;
+}
+
 int cmake_probe(struct cmake_info *out, char **error, char **fix)
 {
     memset(out, 0, sizeof *out);

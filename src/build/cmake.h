@@ -19,6 +19,14 @@ int cmake_parse_version(const char *text, struct version *v);
 /* Pure: the generator for what is installed. NULL when neither ninja nor make exists. */
 const char *cmake_pick_generator(int have_ninja, int have_make);
 
+/* Pure: the value of KEY in CMakeCache.txt text ("KEY:TYPE=value" lines); heap string or NULL. */
+char *cmake_cache_value(const char *text, const char *key);
+
+/* Pure: why a CMake cache made with other compilers, generator or sources cannot be reused
+ * (CMake refuses to switch them in place), as one phrase; NULL when it can. */
+char *cmake_cache_mismatch(const char *cache_text, const char *generator, const char *nvcc,
+                           const char *host_cxx, const char *source_dir);
+
 /* 0, or -1 with *error and *fix (heap). */
 int cmake_probe(struct cmake_info *out, char **error, char **fix);
 void cmake_info_free(struct cmake_info *c);

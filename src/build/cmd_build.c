@@ -245,6 +245,23 @@ static int compile(const struct build_plan *plan, const struct step_io *io,
     return rc;
 }
 
+/* CMake cannot switch generator or compilers in an existing cache: start that folder afresh. */
+static void drop_stale_cache(const struct build_plan *plan, struct build_outcome *res)
+{
+    char *cache_path = fs_join(plan->build_dir, "CMakeCache.txt");
+    char *cache = fs_read_file(cache_path, 4u << 20, NULL);
+    char *why = cache ? cmake_cache_mismatch(cache, plan->generator, plan->nvcc, plan->host_cxx,
+                                             plan->kernels_dir)
+                      : NULL;
+    if (why) {
+        sb_addf(&res->notes, "%s: starting from a fresh %s\n", why, plan->build_dir);
+        fs_remove_tree(plan->build_dir);
+    }
+    free(why);
+    free(cache);
+    free(cache_path);
+}
+
 /* --out, absolute (CMake reads a relative install prefix against its build folder), else the
  * XDG default. Heap string. */
 static char *out_dir(const char *flag)
@@ -381,11 +398,6 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
         goto done;
     }
     char *build_dir = fs_join(res->out_dir, "cmake-build");
-    if (have_prev && build_needs_fresh_cache(&prev, w)) {
-        sb_addf(&res->notes, "compilers or generator changed: starting from a fresh %s\n",
-                build_dir);
-        fs_remove_tree(build_dir);
-    }
     if (have_prev)
         build_record_free(&prev);
     /* No record while building: a failed build must not look up to date afterwards. */
@@ -408,6 +420,7 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
                                               : build_jobs_for(rs.cores, rs.mem_avail_kb * 1024)};
     resources_free(&rs);
     w->jobs = plan.jobs;
+    drop_stale_cache(&plan, res);
     char **configure = build_cmake_configure_argv(&plan);
     for (w->nflags = 0; configure[w->nflags]; w->nflags++)
         ;

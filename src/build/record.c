@@ -193,12 +193,3 @@ enum build_freshness build_decide(const struct build_record *prev, const struct 
         free(reason);
     return v;
 }
-
-int build_needs_fresh_cache(const struct build_record *prev, const struct build_record *want)
-{
-    if (!prev)
-        return 0;
-    return !same(prev->generator, want->generator) || !same(prev->nvcc_path, want->nvcc_path) ||
-           !same(prev->host_cxx_path, want->host_cxx_path) ||
-           !same(prev->kernels_dir, want->kernels_dir);
-}

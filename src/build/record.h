@@ -48,8 +48,5 @@ enum build_freshness {
  * record, NULL when none). *why (heap, optional) says what changed. */
 enum build_freshness build_decide(const struct build_record *prev, const struct build_record *want,
                                   int outputs_present, int force, char **why);
-/* Whether the CMake cache in the build folder must be thrown away first: CMake cannot switch
- * generator or compilers in an existing cache. */
-int build_needs_fresh_cache(const struct build_record *prev, const struct build_record *want);
 
 #endif

@@ -75,6 +75,12 @@ $SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" --host-cc g++
 [ $? = 2 ] || fail "--host-cc too new must fail"
 grep -q 'too new' "$tmp/o" && grep -q -- '--host-cc g++-11' "$tmp/o" || fail "--host-cc fix: $(cat "$tmp/o")"
 
+# 5b. Another host compiler: the CMake cache made with the first one is started afresh.
+$SB build --arch sm_90,sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" --head-dims 128 --host-cc g++-9 > "$tmp/o" 2>&1 ||
+    fail "build with another host compiler: $(cat "$tmp/o")"
+grep -q "host compiler changed ($bin/g++-11 -> $bin/g++-9): starting from a fresh $out/cmake-build" "$tmp/o" ||
+    fail "stale cache note: $(cat "$tmp/o")"
+
 # 6. A failing compile: exit 2, the log's tail shown, no record left to look up to date.
 FAKE_CMAKE_BUILD_RC=1 $SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" --force > "$tmp/o" 2>&1
 [ $? = 2 ] || fail "failed compile must exit 2"

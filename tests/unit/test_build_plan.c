@@ -127,6 +127,42 @@ static void reads_cmake_and_picks_generator(void **state)
     assert_null(cmake_pick_generator(0, 0));
 }
 
+static void reads_the_cmake_cache(void **state)
+{
+    (void)state;
+    const char *cache = "# comment\n"
+                        "CMAKE_CUDA_COMPILER:UNINITIALIZED=/usr/local/cuda/bin/nvcc\n"
+                        "CMAKE_CUDA_HOST_COMPILER:UNINITIALIZED=/usr/bin/g++\r\n"
+                        "CMAKE_GENERATOR:INTERNAL=Ninja\n"
+                        "CMAKE_GENERATOR_PLATFORM:INTERNAL=\n"
+                        "CMAKE_HOME_DIRECTORY:INTERNAL=/src/kernels";
+    char *v = cmake_cache_value(cache, "CMAKE_GENERATOR");
+    assert_string_equal(v, "Ninja");
+    free(v);
+    v = cmake_cache_value(cache, "CMAKE_CUDA_HOST_COMPILER");
+    assert_string_equal(v, "/usr/bin/g++");
+    free(v);
+    v = cmake_cache_value(cache, "CMAKE_HOME_DIRECTORY");
+    assert_string_equal(v, "/src/kernels");
+    free(v);
+    assert_null(cmake_cache_value(cache, "CMAKE_CUDA"));
+    assert_null(cmake_cache_value("", "CMAKE_GENERATOR"));
+    assert_null(cmake_cache_mismatch(cache, "Ninja", "/usr/local/cuda/bin/nvcc", "/usr/bin/g++",
+                                     "/src/kernels"));
+    char *why = cmake_cache_mismatch(cache, "Unix Makefiles", "/usr/local/cuda/bin/nvcc",
+                                     "/usr/bin/g++", "/src/kernels");
+    assert_string_equal(why, "generator changed (Ninja -> Unix Makefiles)");
+    free(why);
+    why = cmake_cache_mismatch(cache, "Ninja", "/opt/cuda-13/bin/nvcc", "/usr/bin/g++",
+                               "/src/kernels");
+    assert_non_null(strstr(why, "nvcc changed"));
+    free(why);
+    why = cmake_cache_mismatch(cache, "Ninja", "/usr/local/cuda/bin/nvcc", "/usr/bin/g++-11",
+                               "/src/kernels");
+    assert_non_null(strstr(why, "host compiler changed"));
+    free(why);
+}
+
 static void tails_logs(void **state)
 {
     (void)state;
@@ -197,6 +233,7 @@ int main(void)
         cmocka_unit_test(names_the_cxx_driver),
         cmocka_unit_test(builds_the_contract_command_lines),
         cmocka_unit_test(reads_cmake_and_picks_generator),
+        cmocka_unit_test(reads_the_cmake_cache),
         cmocka_unit_test(tails_logs),
         cmocka_unit_test(picks_newest_fetched_toolkit),
         cmocka_unit_test(judges_host_limits),

@@ -68,15 +68,29 @@ case "\$1" in
     cp "$helpers/fake-selftest.sh" "\$prefix/bin/sageattn-selftest"
     exit 0 ;;
 esac
-bdir= prefix=
+bdir= prefix= gen= src= nvcc= host=
 while [ \$# -gt 0 ]; do
     case "\$1" in
     -B) bdir=\$2; shift ;;
+    -S) src=\$2; shift ;;
+    -G) gen=\$2; shift ;;
     -DCMAKE_INSTALL_PREFIX=*) prefix=\${1#-DCMAKE_INSTALL_PREFIX=} ;;
+    -DCMAKE_CUDA_COMPILER=*) nvcc=\${1#-DCMAKE_CUDA_COMPILER=} ;;
+    -DCMAKE_CUDA_HOST_COMPILER=*) host=\${1#-DCMAKE_CUDA_HOST_COMPILER=} ;;
     esac
     shift
 done
 mkdir -p "\$bdir" && echo "\$prefix" > "\$bdir/prefix"
+# Like CMake: the first configure fixes compilers and generator; another one is an error.
+cache="CMAKE_GENERATOR:INTERNAL=\$gen
+CMAKE_CUDA_COMPILER:UNINITIALIZED=\$nvcc
+CMAKE_CUDA_HOST_COMPILER:UNINITIALIZED=\$host
+CMAKE_HOME_DIRECTORY:INTERNAL=\$src"
+if [ -f "\$bdir/CMakeCache.txt" ] && [ "\$(cat "\$bdir/CMakeCache.txt")" != "\$cache" ]; then
+    echo "CMake Error: the cache was made with other compilers" >&2
+    exit 1
+fi
+echo "\$cache" > "\$bdir/CMakeCache.txt"
 echo "-- Configuring done"
 EOS
     chmod +x "$1/cmake"
