@@ -2,7 +2,7 @@
 # Makes sure the libraries sagebuild builds against are installed. As root on a Debian-like
 # machine it installs what is missing; otherwise it prints the exact command and fails.
 #   ensure-deps.sh          what `make` needs
-#   ensure-deps.sh --test   also what `make test` needs (cmocka, cmake, ninja, python3, xz)
+#   ensure-deps.sh --test   also what `make test` needs (cmocka, cmake, ninja, python3, pip, xz)
 set -u
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
@@ -24,6 +24,8 @@ if [ $want_test = 1 ]; then
     command -v cmake >/dev/null 2>&1 || need cmake
     command -v ninja >/dev/null 2>&1 || need ninja-build
     command -v python3 >/dev/null 2>&1 || need python3
+    # The fetch-cuda --source pypi tests download NVIDIA's wheels once with pip.
+    python3 -m pip --version >/dev/null 2>&1 || need python3-pip
     command -v xz >/dev/null 2>&1 || need xz-utils
     command -v unzip >/dev/null 2>&1 || need unzip
 fi
