@@ -33,6 +33,9 @@ static const char usage_text[] =
     "  --arch LIST      the archs a build would target (sm_120a,sm_90a or 12.0;9.0)\n"
     "  --list-checks    list the check ids and exit\n"
     "\n"
+    "Environment: CUDA_HOME, CUDA_PATH, PATH, CC, CXX, TORCH_CUDA_ARCH_LIST, MAX_JOBS are read as\n"
+    "torch reads them; SAGEBUILD_FAKE_GPUS=\"580.65.06;NVIDIA GeForce RTX 5090:12.0\" (or none)\n"
+    "replaces the driver probe.\n"
     "Exit status: 0 no issues, 1 warnings only, 2 errors, 64 usage.\n";
 
 static long now_ms(void)
