@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fetch/pypi_source.h"
+#include "fetch/pypi_stub.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 
@@ -189,7 +190,59 @@ static void layout_fixup(void **state)
     /* A second run changes nothing. */
     sb_reset(&log);
     assert_int_equal(pypi_layout_fixup(root, &log, &err), 0);
-    assert_string_equal(sb_str(&log), "");
+    assert_null(strstr(sb_str(&log), "->"));
+    assert_null(strstr(sb_str(&log), "execute permission"));
+    /* No cuda.h here, so no driver stub; said, not failed. */
+    assert_non_null(strstr(sb_str(&log), "libcuda.so not made: no include/cuda.h"));
+    sb_free(&log);
+    fs_remove_tree(root);
+}
+
+static void stub_names(void **state)
+{
+    (void)state;
+    const char *text = "typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;\n"
+                       "CUresult cuInit(unsigned int Flags);\n"
+                       "extern CUresult  cuMemAlloc_v2 (CUdeviceptr *p, size_t n);\n"
+                       "CUresult\ncuCtxCreate_v4(CUcontext *c);\n"
+                       "CUresult cuInit(unsigned int Flags);\n"
+                       "typedef CUresult (*PFN_cuInit)(unsigned int);\n"
+                       "CUresult cuGetErrorString(CUresult error, const char **s);\n"
+                       "MyCUresult cuNotThis(void);\n"
+                       "CUresult notcu(void);\n"
+                       "CUresult cuNoParen;\n";
+    int n = 0;
+    char **names = stub_symbols(text, &n);
+    assert_int_equal(n, 4);
+    assert_string_equal(names[0], "cuCtxCreate_v4");
+    assert_string_equal(names[1], "cuGetErrorString");
+    assert_string_equal(names[2], "cuInit");
+    assert_string_equal(names[3], "cuMemAlloc_v2");
+    assert_null(names[4]);
+    char *src = stub_source(names, n);
+    assert_non_null(strstr(src, "STUB cuMemAlloc_v2(void)"));
+    free(src);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    names = stub_symbols(NULL, &n);
+    assert_int_equal(n, 0);
+    free(names);
+}
+
+static void stub_skips_without_cuda_h(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/sb-pypi-stub-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    struct strbuf log = STRBUF_INIT;
+    char *why = NULL;
+    assert_int_equal(stub_make_libcuda(root, "cc", &log, &why), 1);
+    assert_string_equal(why, "no include/cuda.h");
+    free(why);
+    why = NULL;
+    assert_int_equal(stub_make_libcuda(root, NULL, &log, &why), 1);
+    free(why);
     sb_free(&log);
     fs_remove_tree(root);
 }
@@ -197,8 +250,13 @@ static void layout_fixup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(projects),  cmocka_unit_test(refusal),      cmocka_unit_test(entry_map),
-        cmocka_unit_test(dev_links), cmocka_unit_test(layout_fixup),
+        cmocka_unit_test(projects),
+        cmocka_unit_test(refusal),
+        cmocka_unit_test(entry_map),
+        cmocka_unit_test(dev_links),
+        cmocka_unit_test(layout_fixup),
+        cmocka_unit_test(stub_names),
+        cmocka_unit_test(stub_skips_without_cuda_h),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
