@@ -78,4 +78,21 @@ esac"
 doctor --python "$T/py" --cuda-home "$T/cuda" sageattention.imports
 expect sageattention.imports error "import crash"
 expect_in sageattention.imports summary "signal" "import crash"
+
+# The same through a real python: find_spec locates torch and sageattention on PYTHONPATH
+# without importing torch, and importing a broken extension shows the loader's own words.
+REAL_PY=$("$ASSERT_PY" -c 'import sys; print(sys.executable)')
+EXT=$("$REAL_PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+: > "$T/site/torch/__init__.py"
+echo 'raise SystemExit("torch must not be imported by the doctor")' > "$T/site/torch/__init__.py"
+rm -f "$SAGE"/*.so
+printf 'not an ELF file' > "$SAGE/_qattn_sm89$EXT"
+printf 'not an ELF file' > "$SAGE/_fused$EXT"
+DOCTOR_ENV="PYTHONPATH=$T/site" doctor --python "$REAL_PY" --cuda-home "$T/cuda" torch.found sageattention
+expect torch.found ok "real python"
+expect_in torch.found dir "$T/site/torch" "real python"
+expect sageattention.install ok "real python: modules for sm_120"
+expect sageattention.imports error "real python: broken .so"
+expect_in sageattention.imports summary "ImportError" "real python: broken .so"
+expect_in sageattention.imports _qattn_sm89 "$SAGE/_qattn_sm89$EXT" "real python: the loader names the file"
 finish
