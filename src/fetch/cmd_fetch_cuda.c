@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/out.h"
 #include "util/strbuf.h"
+#include "util/url.h"
 #include "util/version.h"
 
 #include <cJSON.h>
@@ -255,10 +256,13 @@ static char **item_urls(const struct fetch_plan *plan, int i, char *const *mirro
     *n = 0;
     if (src && src->item_urls) {
         for (char **u = src->item_urls[i]; u && *u && *n < 1; u++)
-            out[(*n)++] = xstrdup(*u);
+            out[(*n)++] = url_redact(*u);
     } else {
-        for (int m = 0; m < nmirrors; m++)
-            out[(*n)++] = url_join(mirrors[m], plan->items[i].relative_path);
+        for (int m = 0; m < nmirrors; m++) {
+            char *u = url_join(mirrors[m], plan->items[i].relative_path);
+            out[(*n)++] = url_redact(u);
+            free(u);
+        }
     }
     return out;
 }

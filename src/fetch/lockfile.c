@@ -1,6 +1,7 @@
 #include "fetch/lockfile.h"
 #include "cmd.h"
 #include "util/strbuf.h"
+#include "util/url.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -18,7 +19,9 @@ char *lockfile_format(const struct lock_info *li)
         cJSON_AddStringToObject(doc, "release_date", li->release_date);
     cJSON_AddStringToObject(doc, "platform", li->platform);
     cJSON *m = cJSON_AddObjectToObject(doc, "manifest");
-    cJSON_AddStringToObject(m, "origin", li->manifest ? li->manifest : "");
+    char *origin = url_redact(li->manifest ? li->manifest : "");
+    cJSON_AddStringToObject(m, "origin", origin);
+    free(origin);
     cJSON_AddStringToObject(m, "sha256", li->manifest_sha256 ? li->manifest_sha256 : "");
     cJSON *arr = cJSON_AddArrayToObject(doc, "components");
     for (int i = 0; i < li->ncomponents; i++) {
@@ -29,9 +32,11 @@ char *lockfile_format(const struct lock_info *li)
         cJSON_AddStringToObject(o, "file", c->file ? c->file : "");
         cJSON_AddStringToObject(o, "sha256", c->sha256 ? c->sha256 : "");
         cJSON_AddNumberToObject(o, "size", (double)c->size);
-        if (c->url)
-            cJSON_AddStringToObject(o, "url", c->url);
-        else
+        if (c->url) {
+            char *shown = url_redact(c->url); /* no credentials in a world-readable file */
+            cJSON_AddStringToObject(o, "url", shown);
+            free(shown);
+        } else
             cJSON_AddNullToObject(o, "url");
         cJSON_AddItemToArray(arr, o);
     }

@@ -5,6 +5,7 @@
 #include "fetch/pypi_wheel.h"
 #include "fetch/verify.h"
 #include "util/fs.h"
+#include "util/url.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -298,9 +299,12 @@ int pypi_get_page(const char *url, const struct dl_opts *o, char **body, size_t 
             snprintf(what, sizeof what, "larger than %u bytes", PAGE_MAX);
         else
             snprintf(what, sizeof what, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        char *shown = url_redact(url), *shown_eff = url_redact(eff);
         *err = eff && strcmp(eff, url)
-                   ? xasprintf("%s: redirected to %s, which failed: %s", url, eff, what)
-                   : xasprintf("%s: %s", url, what);
+                   ? xasprintf("%s: redirected to %s, which failed: %s", shown, shown_eff, what)
+                   : xasprintf("%s: %s", shown, what);
+        free(shown);
+        free(shown_eff);
         sb_free(&sink.buf);
         ret = -1;
     } else {
@@ -328,7 +332,9 @@ static int fetch_listing(const char *index, const char *project, const struct dl
         if (pypi_is_json_type(ct)) {
             char *jerr = NULL;
             if (pypi_parse_json(body, len, final, l, &jerr) < 0) {
-                *err = xasprintf("%s: %s", final, jerr);
+                char *shown = url_redact(final);
+                *err = xasprintf("%s: %s", shown, jerr);
+                free(shown);
                 free(jerr);
                 rc = -1;
             }
@@ -407,13 +413,15 @@ static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
     for (int k = 0; k < nlists && rc < 0; k++) {
         struct pypi_listing fetched = {0};
         const struct pypi_listing *l = local;
-        const char *where = "the local wheels (--offline)";
+        char *where = xstrdup("the local wheels (--offline)");
         char *e = NULL;
         if (!rq->dl->offline) {
-            where = rq->indexes[k];
+            free(where);
+            where = url_redact(rq->indexes[k]);
             if (fetch_listing(rq->indexes[k], project, rq->dl, &fetched, &e) < 0) {
                 sb_addf(&tried, "\n  %s", e);
                 free(e);
+                free(where);
                 continue;
             }
             l = &fetched;
@@ -448,6 +456,7 @@ static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
             rc = 0;
         }
         pypi_listing_free(&fetched);
+        free(where);
     }
     if (rc < 0)
         *err = xasprintf("no wheel of %s %s (for %s) on any index:%s\n(use --index-url for "

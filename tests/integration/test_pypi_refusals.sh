@@ -38,6 +38,16 @@ $SB fetch-cuda --source pypi --cuda 13.0 --index-url "$IDX/none/simple" \
     fail "second index not used: $(cat "$T/out3")"
 grep -q "$IDX/files/nvidia_nvvm-" "$T/out3" || fail "plan lacks the wheel URLs: $(cat "$T/out3")"
 
+# Credentials in an index URL (private mirrors) are used but never shown.
+CRED="http://ci:sekrit@127.0.0.1:$(cat "$T/port")"
+$SB fetch-cuda --source pypi --cuda 13.0 --index-url "$CRED/simple" --prefix "$T/p/cred" \
+    --dry-run --json >"$T/cred.json" 2>&1 || fail "index with credentials: $(cat "$T/cred.json")"
+grep -q sekrit "$T/cred.json" && fail "the password was printed: $(cat "$T/cred.json")"
+grep -q 'ci:\*\*\*@' "$T/cred.json" || fail "the redacted URL is missing: $(cat "$T/cred.json")"
+$SB fetch-cuda --source pypi --cuda 13.0 --index-url "$CRED/none/simple" --prefix "$T/p/cred" \
+    >"$T/cred.out" 2>&1 && fail "a missing project was accepted"
+grep -q sekrit "$T/cred.out" && fail "the password was printed in an error: $(cat "$T/cred.out")"
+
 # CUDA 12: refused before any request, naming the redist source.
 lines=$(wc -l <"$T/index.log")
 for v in 12.8 12.9.1; do

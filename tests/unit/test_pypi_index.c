@@ -11,6 +11,7 @@
 
 #include "fetch/pypi_index.h"
 #include "util/strbuf.h"
+#include "util/url.h"
 
 #define SHA_A "56fe502eb77625a12f25172caa3cdddb4e4c8ba2c8c17dba44b164761b380f03"
 #define SHA_B "7F82250D7782AA23B6CFE765ECC7DB554BD3C2870C43F3D1821F1D18AEBF0548"
@@ -220,6 +221,24 @@ static void index_lists(void **state)
     free(l);
 }
 
+static void check_redact(const char *url, const char *want)
+{
+    char *got = url_redact(url);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void redaction(void **state)
+{
+    (void)state;
+    check_redact("https://user:s3cr@t@art.example:8443/simple/?a=b@c",
+                 "https://user:***@art.example:8443/simple/?a=b@c");
+    check_redact("https://token@host/simple", "https://token@host/simple");
+    check_redact("https://host/simple/a:b@c", "https://host/simple/a:b@c");
+    check_redact("/just/a/path", "/just/a/path");
+    assert_null(url_redact(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +247,7 @@ int main(void)
         cmocka_unit_test(html_base_href), cmocka_unit_test(html_garbage),
         cmocka_unit_test(json_page),      cmocka_unit_test(json_refusals),
         cmocka_unit_test(content_types),  cmocka_unit_test(index_lists),
+        cmocka_unit_test(redaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
