@@ -34,9 +34,8 @@ __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT
             const int row = row0 + mt * 16 + 8 * hh;
             if (row >= a.lq)
                 continue;
-            float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-            if (T::PV_FP8)
-                inv *= 1.0f / SA_FP8_P_SCALE;
+            /* sum is of P as it entered P·V, scaled by 2^P_LOG2 like O: their ratio is exact. */
+            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
             char *orow = ob + (int64_t)row * a.o_t * 2;
 #pragma unroll
             for (int nt = 0; nt < D / 8; ++nt) {
@@ -57,7 +56,7 @@ __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT
             if (a.lse && tq == 0) {
                 float l = -INFINITY;
                 if (sum > 0.0f) {
-                    l = (st.max[mt][hh] * row_scale[mt][hh] + log2f(sum)) * SA_LN2;
+                    l = (st.max[mt][hh] * row_scale[mt][hh] + log2f(sum) - T::P_LOG2) * SA_LN2;
                     if (a.qkm)
                         l += a.qkm[bh * a.lq + row];
                 }

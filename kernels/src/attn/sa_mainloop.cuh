@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(SA_THREADS, SA_MIN_BLOCKS) sa_attn_kernel(cons
 #endif
         if (need_mask)
             sa_mask<4>(t0, k0, row0, lane, a.lkv, a.causal, diag);
-        sa_softmax_rescale<D, 4>(t0, st, row_scale, o);
+        sa_softmax_step<4, D / 8>(t0, st, row_scale, o, T::P_LOG2);
         if (T::PV_FP8)
             sa_pv_fp8<D, 4>(o, t0, sV, 0, lane);
         else
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(SA_THREADS, SA_MIN_BLOCKS) sa_attn_kernel(cons
 #endif
         if (need_mask)
             sa_mask<4>(t1, k0 + 32, row0, lane, a.lkv, a.causal, diag);
-        sa_softmax_rescale<D, 4>(t1, st, row_scale, o);
+        sa_softmax_step<4, D / 8>(t1, st, row_scale, o, T::P_LOG2);
         if (T::PV_FP8)
             sa_pv_fp8<D, 4>(o, t1, sV, 32, lane);
         else
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(SA_THREADS, SA_MIN_BLOCKS) sa_attn_kernel(cons
         sa_qk<MODE, D, BF16, 8>(t, sQw, sK, sKS, lane);
         if (need_mask)
             sa_mask<8>(t, k0, row0, lane, a.lkv, a.causal, diag);
-        sa_softmax_rescale<D, 8>(t, st, row_scale, o);
+        sa_softmax_step<8, D / 8>(t, st, row_scale, o, T::P_LOG2);
         sa_cp_async_wait<2>();
         __syncthreads(); /* V[j] visible */
         if (T::PV_FP8)

@@ -125,8 +125,7 @@ __device__ __forceinline__ void sa_pv_f16(float o[SA_MT][D / 8][4], const float 
 
 __device__ __forceinline__ uint32_t sa_pack_e4m3x4(float a, float b, float c, float d)
 {
-    return (uint32_t)sa_pack_e4m3x2(a * SA_FP8_P_SCALE, b * SA_FP8_P_SCALE) |
-           ((uint32_t)sa_pack_e4m3x2(c * SA_FP8_P_SCALE, d * SA_FP8_P_SCALE) << 16);
+    return (uint32_t)sa_pack_e4m3x2(a, b) | ((uint32_t)sa_pack_e4m3x2(c, d) << 16);
 }
 
 /* O += P·V with P and V in E4M3 for NT*8 keys (NT = 4 or 8). V^T [d][64 keys, permuted] in
@@ -210,24 +209,6 @@ __device__ __forceinline__ void sa_mask(float t[SA_MT][NT][4], int key0, int row
                 if (key >= lkv || (causal && key > row + diag))
                     t[mt][nt][e] = -INFINITY;
             }
-}
-
-/* One softmax step over NT*8 keys and the matching rescale of O. */
-template <int D, int NT>
-__device__ __forceinline__ void sa_softmax_rescale(float t[SA_MT][NT][4], sa_row_state &st,
-                                                   const float row_scale[SA_MT][2],
-                                                   float o[SA_MT][D / 8][4])
-{
-    float alpha[SA_MT][2];
-    if (sa_softmax_step<NT>(t, st, row_scale, alpha)) {
-#pragma unroll
-        for (int mt = 0; mt < SA_MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    o[mt][nt][e] *= alpha[mt][e >> 1];
-    }
 }
 
 #endif

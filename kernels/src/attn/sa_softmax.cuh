@@ -22,8 +22,6 @@ struct sa_row_state {
  * then costs at most 2^12 * 2^-24 = 2.4e-4 in the exponent. */
 #define SA_FFMA_SAFE_LOGIT 4096.0f
 
-/* Turns t into p in place, updates the row state, and gives each row's rescale factor for O.
- * Returns whether any row of the warp needs O rescaled (warp-uniform). */
 /* Max and sum of the 2*NT values of one row half held by this lane, as balanced trees: the
  * dependency chain is log2(2*NT) deep instead of 2*NT. */
 template <int NT> __device__ __forceinline__ float sa_row_max(const float t[NT][4], int h)
@@ -53,14 +51,15 @@ template <int NT> __device__ __forceinline__ float sa_row_sum(const float t[NT][
     return v[0];
 }
 
-/* Turns t into p in place, updates the row state, and gives each row's rescale factor for O.
- * Returns whether any row of the warp needs O rescaled (warp-uniform). */
-template <int NT>
-__device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
+/* One online-softmax step over NT*8 keys: turns t into p in place (p = exp2(logit - max) *
+ * 2^P_LOG2, i.e. already scaled for FP8 when P_LOG2 = log2(448)), updates the row state, and
+ * rescales O and the row sums when a row max moved (a warp-uniform branch). */
+template <int NT, int DN>
+__device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
                                                 const float row_scale[SA_MT][2],
-                                                float alpha[SA_MT][2])
+                                                float o[SA_MT][DN][4], float p_log2)
 {
-    float m_use[SA_MT][2];
+    float m_use[SA_MT][2], alpha[SA_MT][2];
     bool small = true, moved = false;
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt) {
@@ -79,13 +78,27 @@ __device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
             st.max[mt][h] = mx;
         }
     }
+    /* Rescale first, so that alpha is dead before the exponentials (register pressure). */
+    if (!SA_FAST_SOFTMAX || __any_sync(0xffffffffu, moved)) {
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                st.sum[mt][h] *= alpha[mt][h];
+#pragma unroll
+            for (int nt = 0; nt < DN; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    o[mt][nt][e] *= alpha[mt][e >> 1];
+        }
+    }
     /* Two separate loops under a warp-uniform branch, so that only one form is executed. */
     if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
 #pragma unroll
         for (int mt = 0; mt < SA_MT; ++mt)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const float rs = row_scale[mt][h], mq = -m_use[mt][h] * rs;
+                const float rs = row_scale[mt][h], mq = p_log2 - m_use[mt][h] * rs;
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -102,15 +115,14 @@ __device__ __forceinline__ bool sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
                 for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
-                        t[mt][nt][2 * h + e] = sa_exp2((t[mt][nt][2 * h + e] - m) * rs);
+                        t[mt][nt][2 * h + e] = sa_exp2(fmaf(t[mt][nt][2 * h + e] - m, rs, p_log2));
             }
     }
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-            st.sum[mt][h] = st.sum[mt][h] * alpha[mt][h] + sa_row_sum<NT>(t[mt], h);
-    return !SA_FAST_SOFTMAX || __any_sync(0xffffffffu, moved);
+            st.sum[mt][h] += sa_row_sum<NT>(t[mt], h);
 }
 
 #endif

@@ -24,6 +24,8 @@ template <int MODE, int D> struct sa_tile {
     static constexpr int SMEM_BYTES = Q_BYTES + 2 * STAGE_BYTES;
     static constexpr int NT_S = SA_CTA_K / 8; /* n-tiles of S per warp row-tile */
     static constexpr int NT_O = D / 8;        /* n-tiles of O */
+    /* P leaves the softmax multiplied by 2^P_LOG2: SA_FP8_P_SCALE (448) for E4M3, else 1. */
+    static constexpr float P_LOG2 = PV_FP8 ? 8.807354922057604f : 0.0f;
 };
 
 /* Copies a ROWS x ROW_BYTES tile from global memory (row stride `gstride` bytes) to shared
