@@ -393,6 +393,19 @@ static int defer_error(struct attempt *at, const char *release, const char *err,
     return 1;
 }
 
+static void append_manifest_hint(char **err)
+{
+    size_t n = strlen(*err);
+    while (n && (*err)[n - 1] == '\n')
+        n--;
+    char *e = xasprintf("%.*s\n(with --source pypi the component versions still come from the "
+                        "release's redist manifest, and NVIDIA's site is not asked for it: add "
+                        "--manifest FILE|URL, or --mirror " REDIST_DEFAULT_MIRROR ")",
+                        (int)n, *err);
+    free(*err);
+    *err = e;
+}
+
 /* Rewrites a redist plan into NVIDIA's wheels from the PyPI indexes. */
 static int plan_wheels(const struct fetch_args *a, struct fetch_plan *plan, const char *cache,
                        const struct dl_opts *dl, struct pypi_plan *pp, char **err)
@@ -470,10 +483,12 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
                             note ? note : "torch was not found");
             goto out;
         }
-        if (!(label = catalog_resolve(&cat, request, &err)))
+        if (!(label = catalog_resolve(&cat, request, &err)) ||
+            catalog_load(&cat, label, &mt, &err) < 0) {
+            if (pypi) /* the manifest still names the versions; say where it may come from */
+                append_manifest_hint(&err);
             goto out;
-        if (catalog_load(&cat, label, &mt, &err) < 0)
-            goto out;
+        }
     }
     if (manifest_parse(mt.text, mt.len, &m, &err) < 0) {
         char *e = xasprintf("manifest %s: %s", mt.origin, err);
