@@ -17,7 +17,8 @@
 /* Per-job transfer state, private to dl_run. */
 struct transfer {
     struct dl_job *job;
-    char *part; /* path.part */
+    int stale_fd; /* a cached file that failed verification, -1 when none */
+    char *part;   /* path.part */
     int fd;
     int url_index;
     int attempt;           /* attempts made on the current URL */
@@ -180,20 +181,31 @@ static int try_existing(struct transfer *t)
     int fd = open(j->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
+    /* The consumer may start on the file while it is hashed: what it makes counts only once
+     * the verdict is in, like bytes that are still downloading. */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (j->size < 0 || st.st_size == j->size))
+        stream_publish(&j->stream, fd, st.st_size, 0, DL_RUNNING);
+    else
+        st.st_size = -1;
     struct sha256_ctx c = {0};
     sha256_init(&c);
     long long n = sha256_fd_update(&c, fd, -1);
     char got[65];
     sha256_final(&c, got);
     sha256_free(&c);
-    if (n >= 0 && (j->size < 0 || n == j->size) && (!j->sha256 || !strcmp(got, j->sha256))) {
+    if (st.st_size >= 0 && n == st.st_size && (!j->sha256 || !strcmp(got, j->sha256))) {
         j->from_cache = 1;
         t->written = n;
-        stream_publish(&j->stream, fd, n, 0, DL_RUNNING);
         succeed_job(t, NULL);
         return 1;
     }
-    close(fd);
+    if (st.st_size >= 0) {
+        t->stale_fd = fd; /* the consumer may still hold it: closed when dl_run ends */
+        stream_publish(&j->stream, -1, 0, 1, DL_RUNNING);
+    } else {
+        close(fd);
+    }
     if (j->user_file) {
         fail_job(t, xasprintf("%s: %s does not match the manifest: size %lld (expected %lld), "
                               "sha256 %s (expected %s)",
@@ -441,6 +453,7 @@ int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
         struct transfer *t = &ts[i];
         t->job = &jobs[i];
         t->fd = -1;
+        t->stale_fd = -1;
         t->part = xasprintf("%s.part", jobs[i].path);
         if (try_existing(t) != 0)
             continue;
@@ -545,6 +558,8 @@ int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
         }
         if (t->fd >= 0)
             close(t->fd);
+        if (t->stale_fd >= 0)
+            close(t->stale_fd);
         sha256_free(&t->sha);
         sb_free(&t->tried);
         free(t->part);

@@ -188,6 +188,16 @@ static void downloads_over_file_urls(void **state)
     assert_true(j.from_cache);
     assert_int_equal(j.net_bytes, 0);
     dl_job_free(&j);
+    /* A cached copy of the right size but the wrong bytes is fetched again. */
+    char *garbage = xstrdup(body);
+    garbage[1] = (char)(garbage[1] ^ 0x20); /* same size, other bytes */
+    fs_write_file(dest, garbage, strlen(garbage));
+    free(garbage);
+    assert_true(run_job(dest, urls, 2, sha, size, 0, &j));
+    assert_false(j.from_cache);
+    assert_int_equal(j.net_bytes, size);
+    assert_int_equal(j.stream.gen, 1); /* a consumer reading the bad copy starts over */
+    dl_job_free(&j);
     /* A partial .part resumes: only the rest comes over. */
     unlink(dest);
     char *part = xasprintf("%s.part", dest);
