@@ -57,6 +57,7 @@ struct st_bar {
 struct st_bar st_bar_for_mode(int mode);
 
 struct st_case_result {
+    int skipped;     /* the library was built without this head dim: not judged */
     int api_ok;      /* sageattn_run accepted the problem */
     int coverage_ok; /* every output element written, nothing outside it */
     long nonfinite;  /* NaN/Inf among the written outputs */
@@ -74,7 +75,7 @@ const char *st_verdict_name(enum st_verdict v);
  * ST_QK_NEAR_LIMIT, which only needs finite, complete output; adversarial cosines only have to
  * stay within 10x the random bar's distance from 1. Returns the case's verdict: FAIL for
  * missing/extra writes, NaN/Inf, API errors, or more than twice the allowed error; WARN for a
- * miss within that; PASS otherwise. Sets r->pass. */
+ * miss within that; PASS otherwise; a skipped case is PASS with r->pass 0. Sets r->pass. */
 enum st_verdict st_judge_case(int mode, const struct st_case *c, struct st_case_result *r,
                               double random_rel);
 

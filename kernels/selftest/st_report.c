@@ -121,8 +121,9 @@ static void json_case(FILE *f, const struct st_case_out *co)
     json_num(f, co->r.api_ok ? co->r.max_abs : NAN);
     fputs(",\"lse_max_err\":", f);
     json_num(f, c->lse && co->r.lse_err >= 0 ? co->r.lse_err : NAN);
-    fprintf(f, ",\"nonfinite\":%ld,\"coverage_ok\":%s,\"pass\":%s,\"error\":", co->r.nonfinite,
-            bool_str(co->r.coverage_ok), bool_str(co->r.pass));
+    fprintf(f, ",\"nonfinite\":%ld,\"coverage_ok\":%s,\"pass\":%s,\"skipped\":%s,\"error\":",
+            co->r.nonfinite, bool_str(co->r.coverage_ok), bool_str(co->r.pass),
+            bool_str(co->r.skipped));
     json_str(f, co->error[0] ? co->error : NULL);
     fputc('}', f);
 }
@@ -213,7 +214,9 @@ static void table_mode(FILE *f, const struct st_mode_out *m)
         if (c->r.pass)
             continue;
         fprintf(f, "      %-36s ", c->c.name);
-        if (!c->r.api_ok)
+        if (c->r.skipped)
+            fprintf(f, "skipped: %s\n", c->error);
+        else if (!c->r.api_ok)
             fprintf(f, "error: %s\n", c->error);
         else
             fprintf(f, "cos %.6f rel-L1 %.4f%s%s\n", c->r.cos, c->r.rel_l1,

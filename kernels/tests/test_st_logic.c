@@ -86,7 +86,7 @@ static void test_matrix(int full)
 
 static struct st_case_result good(double cos, double rel)
 {
-    struct st_case_result r = {1, 1, 0, cos, rel, 0.01, 0.001, 1, 0};
+    struct st_case_result r = {0, 1, 1, 0, cos, rel, 0.01, 0.001, 1, 0};
     return r;
 }
 
@@ -117,6 +117,11 @@ static void test_judge(void)
     r = good(0.99995, 0.009);
     r.lse_err = 0.2;
     CHECK(st_judge_case(m, &rnd, &r, 0.009) == ST_WARN, "LSE off: warn");
+    r = good(0.99995, 0.009);
+    r.api_ok = 0;
+    r.skipped = 1;
+    CHECK(st_judge_case(m, &rnd, &r, 0.009) == ST_PASS && !r.pass,
+          "skipped: neither pass nor fail");
     r = good(0.9995, 0.017);
     CHECK(st_judge_case(m, &adv, &r, 0.009) == ST_PASS, "adversarial within 2x random");
     r = good(0.9995, 0.019);
