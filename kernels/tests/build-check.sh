@@ -109,6 +109,14 @@ check_arch() {
 
 rm -f "$out/cpu-seconds.txt"
 mkdir -p "$out"
+# A request nvcc or the project cannot serve stops at configure time, with the reason.
+rm -rf "$out/bad-arch"
+if cmake -S "$kernels" -B "$out/bad-arch" -G Ninja -DSAGEATTN_ARCHS="sm_90;sm_75" \
+    >"$out/bad-arch.log" 2>&1; then
+    fail "configure accepted SAGEATTN_ARCHS=sm_75"
+elif ! grep -q "'sm_75' is not supported" "$out/bad-arch.log"; then
+    fail "configure refused sm_75 without saying why: $(tail -5 "$out/bad-arch.log")"
+fi
 for arch in $archs; do
     check_arch "$arch"
 done
