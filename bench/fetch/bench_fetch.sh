@@ -36,7 +36,7 @@ SIZES=$(python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 print(" ".join(v["linux-x86_64"]["size"] for k,v in d.items() if isinstance(v,dict)))' "$MANIFEST")
 LOAD_BEFORE=$(cat /proc/loadavg)
-now() { python3 -c 'import time; print(time.monotonic())'; }
+now() { date +%s.%N; }
 
 NICE=${BENCH_NICE:-0}
 # With autogroup scheduling, nice only ranks processes inside one session: raise the session's
@@ -44,15 +44,16 @@ NICE=${BENCH_NICE:-0}
 if [ "$NICE" != 0 ] && [ -w /proc/self/autogroup ]; then
     echo "$NICE" >/proc/$$/autogroup 2>/dev/null || true
 fi
+# Each contender's previous output is removed before its clock starts.
+clean() { rm -rf "$T/manual" "$T/cache" "$T/p" && mkdir -p "$T/manual/cuda"; }
 manual() {
-    rm -rf "$T/manual" && mkdir -p "$T/manual/cuda" && cd "$T/manual"
+    cd "$T/manual"
     nice -n "$NICE" sh -c 'for p in $1; do curl -sfO "$2/$p"; done
         for p in $1; do tar -xf "$(basename "$p")" -C cuda --strip-components=1; done' sh "$PATHS" "$M"
     cd "$T"
 }
 
 ours() {
-    rm -rf "$T/cache" "$T/p"
     SAGEBUILD_CACHE="$T/cache" nice -n "$NICE" /usr/bin/time -f %M -o "$T/rss" "$SB" fetch-cuda \
         --manifest "$MANIFEST" --mirror "$M/" --no-default-mirror --prefix "$T/p/cuda" \
         --json "$@" >"$T/ours.json" 2>"$T/ours.err"
@@ -62,12 +63,12 @@ echo "mirror: $MIRROR_DIR ($TOTAL bytes in 5 archives), $(nproc) cores, $RUNS ru
 : >"$T/rows"
 i=0
 while [ $i -lt "$RUNS" ]; do
-    a=$(now); manual; b=$(now)
-    ours --no-check; c=$(now)
+    clean; a=$(now); manual; b=$(now)
+    clean; b2=$(now); ours --no-check; c=$(now)
     bytes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_downloaded"])' "$T/ours.json")
     rss=$(cat "$T/rss")
-    ours; d=$(now)
-    echo "$a $b $c $d $bytes $rss" >>"$T/rows"
+    clean; c2=$(now); ours; d=$(now)
+    echo "$a $b $b2 $c $c2 $d $bytes $rss" >>"$T/rows"
     i=$((i + 1))
 done
 python3 - "$T/rows" "$TOTAL" "$OUT" "$RUNS" "$SIZES" "$LOAD_BEFORE" "$NICE" <<'PY'
@@ -76,8 +77,8 @@ rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
 sizes, load_before, nice = sys.argv[5], sys.argv[6].split()[:3], int(sys.argv[7])
 total, out, runs = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 manual = [r[1] - r[0] for r in rows]
-ours = [r[2] - r[1] for r in rows]
-ours_checked = [r[3] - r[2] for r in rows]
+ours = [r[3] - r[2] for r in rows]
+ours_checked = [r[5] - r[4] for r in rows]
 ratios = [o / m for o, m in zip(ours, manual)]
 res = {
     "what": "time to a usable CUDA 13.0 toolkit (5 redist archives) from a local HTTP mirror",
@@ -92,9 +93,9 @@ res = {
     "ratio_median": statistics.median(ratios),
     "ratio_with_postcheck_median": statistics.median(
         [o / m for o, m in zip(ours_checked, manual)]),
-    "bytes_downloaded": [int(r[4]) for r in rows],
-    "bytes_equal_archive_sizes": all(int(r[4]) == total for r in rows),
-    "peak_rss_kb": [int(r[5]) for r in rows],
+    "bytes_downloaded": [int(r[6]) for r in rows],
+    "bytes_equal_archive_sizes": all(int(r[6]) == total for r in rows),
+    "peak_rss_kb": [int(r[7]) for r in rows],
     "largest_archive_bytes": max(int(v) for v in sizes.split()),
     "loadavg_before": load_before, "loadavg_after": open("/proc/loadavg").read().split()[:3],
 }

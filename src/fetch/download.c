@@ -538,6 +538,8 @@ int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
                 }
             }
         }
+        if (running_jobs == 0)
+            break; /* no reason to sit in the poll below */
         if (o->progress && now - last_draw > 0.2) {
             draw_progress(ts, n, started);
             last_draw = now;
