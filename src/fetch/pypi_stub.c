@@ -3,6 +3,7 @@
 #include "util/proc.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,34 @@ static int preprocess(const char *cc, const char *inc, const char *header, const
     return rc;
 }
 
+/* Whether the toolkit's nvcc is built for the machine this runs on (ELF e_machine): the host
+ * compiler makes a stub for this machine only. Unknown counts as yes. */
+static int same_machine(const char *root)
+{
+#if defined(__x86_64__)
+    const int mine = 62;
+#elif defined(__aarch64__)
+    const int mine = 183;
+#else
+    const int mine = -1;
+#endif
+    char *nvcc = fs_join(root, "bin/nvcc");
+    unsigned char h[20] = {0};
+    FILE *f = fopen(nvcc, "rb");
+    size_t got = f ? fread(h, 1, sizeof h, f) : 0;
+    if (f)
+        fclose(f);
+    free(nvcc);
+    if (mine < 0 || got < sizeof h ||
+        memcmp(h,
+               "\x7f"
+               "ELF",
+               4) ||
+        h[5] != 1)
+        return 1;
+    return (h[18] | (h[19] << 8)) == mine;
+}
+
 int stub_make_libcuda(const char *root, const char *cc, struct strbuf *log, char **why)
 {
     char *target = fs_join(root, "lib/stubs/libcuda.so");
@@ -102,8 +131,10 @@ int stub_make_libcuda(const char *root, const char *cc, struct strbuf *log, char
     int rc = 0;
     if (fs_exists(target))
         goto out;
-    if (!cc || !fs_exists(cuda_h)) {
-        *why = xstrdup(cc ? "no include/cuda.h" : "no C compiler");
+    if (!cc || !fs_exists(cuda_h) || !same_machine(root)) {
+        *why = xstrdup(!cc                  ? "no C compiler"
+                       : !fs_exists(cuda_h) ? "no include/cuda.h"
+                                            : "the toolkit is for another machine");
         rc = 1;
         goto out;
     }
