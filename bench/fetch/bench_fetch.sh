@@ -12,6 +12,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 SB=${SAGEBUILD:-$REPO/bin/sagebuild}
 RUNS=${1:-5}
 OUT=${2:-$REPO/bench/results/fetch-cuda-$(hostname -s 2>/dev/null || echo host).json}
+case $OUT in /*) ;; *) OUT=$(pwd)/$OUT ;; esac
 T=$(mktemp -d "${TMPDIR:-/tmp}/sb-bench.XXXXXX")
 SERVER_PID=""
 cleanup() {
