@@ -339,12 +339,33 @@ static void emit_json(cJSON *doc)
     cJSON_Delete(doc);
 }
 
+/* The one command that most often gets past an error, for --json readers such as `all`. */
+static const char *fix_for(const char *error)
+{
+    if (!error)
+        return NULL;
+    if (strstr(error, "no mirror") || strstr(error, "offline"))
+        return "sagebuild fetch-cuda --dry-run   (lists every URL and sha256: download them where "
+               "the network allows, then sagebuild fetch-cuda --from DIR --offline; or add "
+               "--mirror URL)";
+    if (strstr(error, "cannot write") || strstr(error, "File too large") ||
+        strstr(error, "No space left"))
+        return "free disk space (about 300 MB for the prefix and 75 MB of cache), or pass "
+               "--prefix DIR on another file system";
+    if (strstr(error, "compile-and-link check"))
+        return "sagebuild doctor host.compiler   (then: export CC=gcc-N CXX=g++-N, and run "
+               "fetch-cuda again)";
+    return NULL;
+}
+
 static void emit_error_json(const char *error)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "schema", 1);
     cJSON_AddStringToObject(doc, "status", "error");
     cJSON_AddStringToObject(doc, "error", error);
+    if (fix_for(error))
+        cJSON_AddStringToObject(doc, "fix", fix_for(error));
     emit_json(doc);
 }
 
@@ -558,9 +579,13 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
             cJSON_AddStringToObject(doc, "postcheck_note", res.postcheck_note);
         if (res.error)
             cJSON_AddStringToObject(doc, "error", res.error);
+        if (res.error && fix_for(res.error))
+            cJSON_AddStringToObject(doc, "fix", fix_for(res.error));
         emit_json(doc);
     } else if (r < 0) {
         fprintf(stderr, "sagebuild fetch-cuda: %s\n", res.error);
+        if (fix_for(res.error))
+            fprintf(stderr, "  fix: %s\n", fix_for(res.error));
     } else if (res.unchanged) {
         printf("CUDA %s is already installed in %s (nothing to do; --force redoes it)\n",
                plan.release, prefix);
@@ -590,6 +615,8 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
                 emit_error_json(err);
             else
                 fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
+            if (!a.json && fix_for(err))
+                fprintf(stderr, "  fix: %s\n", fix_for(err));
         }
     }
     free(err);
