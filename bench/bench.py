@@ -242,7 +242,7 @@ def speed(sa, quick, log, acc_heads=2, key_only=False):
         shapes = [(128, 16384, False), (128, 16384, True), (64, 4096, False)]
     if key_only:
         shapes = [(128, 16384, False), (128, 16384, True), (64, 16384, False),
-                  (128, 1024, False)]
+                  (128, 1024, False), (64, 4096, False), (64, 1024, False), (64, 1024, True)]
     for d, L, causal in shapes:
         b, h = max(1, 16384 // L), 32
         q, k, v = make_inputs((b, h, h, L, L, d), "HND", torch.float16, "random", seed=L + d)

@@ -27,6 +27,7 @@ if [ -n "$SA_VARIANTS" ]; then
     mkdir -p "$OUT/variants"
     for lib in .device-carry/*/libsageattn.so; do
         name=$(basename "$(dirname "$lib")")
+        case $name in sm*) continue ;; esac # other archs: SASS only
         python3 bench/bench.py --lib "$lib" --quick --speed-shapes key --no-sdpa \
             --out "$OUT/variants/$name.json" >"$OUT/variants/$name.log" 2>&1
         echo "== variant $name"
@@ -37,6 +38,12 @@ fi
 if [ -z "$SA_NO_BENCH" ]; then
     python3 bench/bench.py --lib "$LIB" --out "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.log" | \
         grep -v "^api .* ok " | tail -80
+fi
+if [ -f .device-carry/sm120a/libsageattn.so ]; then
+    # The sm_120a build cannot run here: read its SASS with this machine's cuobjdump.
+    cuobjdump --dump-sass .device-carry/sm120a/libsageattn.so >"$OUT/sass_sm120a.txt" 2>&1
+    echo "sm_120a SASS ($(cuobjdump --version | tail -1)): $(grep -oE "QMMA[.A-Z0-9]*|IMMA[.A-Z0-9]*|HMMA[.A-Z0-9]*" "$OUT/sass_sm120a.txt" | sort | uniq -c | tr '\n' ' ')"
+    gzip -f "$OUT/sass_sm120a.txt"
 fi
 if [ -n "$SA_NCU" ]; then
     # Hardware counters of the attention kernels (clocks left alone).

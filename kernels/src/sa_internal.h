@@ -50,9 +50,13 @@
 #ifndef SA_SPLIT_S
 #define SA_SPLIT_S 0
 #endif
-/* Blocks per SM the attention kernel's register budget is sized for. */
+/* Blocks per SM the attention kernel's register budget is sized for, per padded head dim
+ * (D=128 needs all 255 registers at 2 blocks; D=64 fits 3 blocks = 12 warps per SM). */
 #ifndef SA_MIN_BLOCKS
 #define SA_MIN_BLOCKS 2
+#endif
+#ifndef SA_MIN_BLOCKS_D64
+#define SA_MIN_BLOCKS_D64 3
 #endif
 #ifndef SA_FAST_SOFTMAX
 #define SA_FAST_SOFTMAX 1

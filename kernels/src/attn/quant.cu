@@ -55,6 +55,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
     const int c0 = (threadIdx.x % TPR) * 8, r = threadIdx.x / TPR;
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     const int end = min((chunk + 1) * SA_STAT_ROWS, lkv);
+#pragma unroll 4
     for (int t = chunk * SA_STAT_ROWS + r; t < end; t += RPI) {
         float x[8];
         sa_load8<BF16>(sa_row_ptr(k, b, h, t), c0, d, x);
@@ -117,6 +118,9 @@ struct sa_rowquant_args {
     float dot_mul;
 };
 
+/* Rows each thread group of the row quantizer handles: their loads are issued together. */
+#define SA_RQ_ROWS 2
+
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_rowquant_args a)
 {
@@ -124,51 +128,59 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_ro
     constexpr int RPB = SA_PRE_THREADS / TPR;
     const int bh = blockIdx.y;
     const int b = bh / a.heads, h = bh % a.heads;
-    const int r = blockIdx.x * RPB + threadIdx.x / TPR;
     const int c0 = (threadIdx.x % TPR) * 8;
-    if (r >= a.rows_pad) /* whole row groups leave together: the shuffles below stay full */
-        return;
-    float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (r < a.rows) {
-        sa_load8<BF16>(sa_row_ptr(a.src, b, h, r), c0, a.d, x);
-        if (a.sub_mean) {
-            const float *m = a.sub_mean + (size_t)bh * DP + c0;
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                x[i] = c0 + i < a.d ? x[i] - m[i] : 0.0f;
-        }
-    }
-    float amax = 0.0f, dot = 0.0f;
     const float *dm = a.dot_mean
                           ? a.dot_mean + ((size_t)b * (a.heads / a.group) + h / a.group) * DP + c0
                           : nullptr;
+    float x[SA_RQ_ROWS][8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        amax = fmaxf(amax, fabsf(x[i]));
-        if (dm)
-            dot += x[i] * dm[i];
+    for (int i = 0; i < SA_RQ_ROWS; ++i) {
+        const int r = (blockIdx.x * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            x[i][k] = 0.0f;
+        if (r < a.rows)
+            sa_load8<BF16>(sa_row_ptr(a.src, b, h, r), c0, a.d, x[i]);
     }
 #pragma unroll
-    for (int off = 1; off < TPR; off *= 2) {
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-        dot += __shfl_xor_sync(0xffffffffu, dot, off);
-    }
-    if (amax == 0.0f)
-        amax = 1.0f;
-    const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-    uint32_t w[2] = {0, 0};
+    for (int i = 0; i < SA_RQ_ROWS; ++i) {
+        /* rows_pad is a multiple of SA_RQ_ROWS * RPB: every row group here is in the pad. */
+        const int r = (blockIdx.x * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
+        if (a.sub_mean && r < a.rows) {
+            const float *m = a.sub_mean + (size_t)bh * DP + c0;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        int q = __float2int_rn(__fmul_rn(x[i], inv));
-        q = max(-127, min(127, q));
-        w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
-    }
-    const size_t row = (size_t)bh * a.rows_pad + r;
-    *(uint2 *)(a.out + row * DP + c0) = make_uint2(w[0], w[1]);
-    if (threadIdx.x % TPR == 0) {
-        a.scale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
-        if (a.dot_out && r < a.rows)
-            a.dot_out[(size_t)bh * a.rows + r] = dot * a.dot_mul;
+            for (int k = 0; k < 8; ++k)
+                x[i][k] = c0 + k < a.d ? x[i][k] - m[k] : 0.0f;
+        }
+        float amax = 0.0f, dot = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            amax = fmaxf(amax, fabsf(x[i][k]));
+            if (dm)
+                dot += x[i][k] * dm[k];
+        }
+#pragma unroll
+        for (int off = 1; off < TPR; off *= 2) {
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+            dot += __shfl_xor_sync(0xffffffffu, dot, off);
+        }
+        if (amax == 0.0f)
+            amax = 1.0f;
+        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+        uint32_t w[2] = {0, 0};
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            int q = __float2int_rn(__fmul_rn(x[i][k], inv));
+            q = max(-127, min(127, q));
+            w[k / 4] |= (uint32_t)(q & 0xff) << (8 * (k % 4));
+        }
+        const size_t row = (size_t)bh * a.rows_pad + r;
+        *(uint2 *)(a.out + row * DP + c0) = make_uint2(w[0], w[1]);
+        if (threadIdx.x % TPR == 0) {
+            a.scale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
+            if (a.dot_out && r < a.rows)
+                a.dot_out[(size_t)bh * a.rows + r] = dot * a.dot_mul;
+        }
     }
 }
 
@@ -182,6 +194,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
     const int bh = blockIdx.y, b = bh / hkv, h = bh % hkv;
     const int t0 = blockIdx.x * SA_CTA_K;
     const float *vs = vscale + (size_t)bh * DP;
+#pragma unroll
     for (int i = threadIdx.x; i < SA_CTA_K * TPR; i += SA_PRE_THREADS) {
         const int r = i / TPR, c0 = (i % TPR) * 8;
         float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -228,7 +241,8 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart);
     sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale);
 
-    constexpr int RPB = SA_PRE_THREADS / (DP / 8);
+    constexpr int RPB = SA_PRE_THREADS / (DP / 8) * SA_RQ_ROWS; /* rows per block */
+    static_assert(SA_CTA_K % RPB == 0, "padded lengths must split into whole blocks");
     sa_rowquant_args q = {};
     q.src = sa_view(p->q, p->qs);
     q.heads = p->hq;

@@ -8,7 +8,8 @@
 #include "sa_mma_tiles.cuh"
 
 template <int MODE, int D, bool BF16>
-__global__ void __launch_bounds__(SA_THREADS, SA_MIN_BLOCKS) sa_attn_kernel(const sa_attn_args a)
+__global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_MIN_BLOCKS)
+    sa_attn_kernel(const sa_attn_args a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
     if (MODE == SA_KMODE_INT8_FP8) {
