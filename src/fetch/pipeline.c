@@ -349,11 +349,18 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
         res->error = xstrdup("interrupted; the prefix was left as it was");
         rc = -1;
     }
+    /* Every archive that could not be had is named, not just the first. */
+    struct strbuf failed = STRBUF_INIT;
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!jobs[i].ok)
+            sb_addf(&failed, "%s%s", failed.len ? "\n" : "",
+                    jobs[i].error ? jobs[i].error : "download failed");
+    if (failed.len) {
+        res->error = sb_detach(&failed);
+        rc = -1;
+    }
     for (int i = 0; rc == 0 && i < n; i++) {
-        if (!jobs[i].ok) {
-            res->error = xstrdup(jobs[i].error ? jobs[i].error : "download failed");
-            rc = -1;
-        } else if (rcs[i] < 0) {
+        if (rcs[i] < 0) {
             res->error = xasprintf("%s: %s", plan->items[i].component,
                                    ur[i].error ? ur[i].error : "unpacking failed");
             rc = -1;
