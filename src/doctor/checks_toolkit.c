@@ -80,7 +80,7 @@ void check_toolkit_nvcc(struct doctor_ctx *ctx, struct check_result *r)
     }
     struct version want = wanted_cuda(ctx);
     result_ev(r, "path", "%s", n->path);
-    result_ev(r, "elapsed_ms", "%ld", n->elapsed_ms);
+    result_ev(r, "nvcc_ms", "%ld", n->elapsed_ms);
     if (!n->ran) {
         result_set(r, CHECK_ERROR, "%s", n->error ? n->error : "nvcc did not run");
         if (n->error)

@@ -179,7 +179,10 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
         if (!selected(defs[k].id, sel, nsel))
             continue;
         ran[n] = &defs[k];
+        long check_start = now_ms();
         defs[k].run(&ctx, &results[n]);
+        /* The first check that needs a probe pays for it: this shows where a slow run went. */
+        result_ev(&results[n], "elapsed_ms", "%ld", now_ms() - check_start);
         report_count(&counts, results[n].status);
         if (!o.json) {
             report_human_row(stdout, &st, &defs[k], &results[n], o.verbose, o.quiet);
