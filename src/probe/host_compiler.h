@@ -28,7 +28,7 @@ struct compiler_info {
     char *error;
 };
 
-#define COMPILER_PROBE_TIMEOUT_MS 3000
+#define COMPILER_PROBE_TIMEOUT_MS 5000
 
 /* Runs `cc -dumpfullversion -dumpversion` (cc may be gcc, a path, or a command with
  * arguments such as "ccache gcc": then the last word is the compiler). Returns 0 when found. */

@@ -72,7 +72,7 @@ void probe_resources(const char *disk_path, struct resources *out)
     if (!out->ninja_path)
         return;
     const char *argv[] = {out->ninja_path, "--version", NULL};
-    struct proc_opts opts = {.timeout_ms = 3000, .max_output = 1024};
+    struct proc_opts opts = {.timeout_ms = 5000, .max_output = 1024};
     struct proc_result r;
     if (proc_run(argv, &opts, &r) == 0 && r.out_len) {
         size_t n = strcspn(r.out, "\r\n");
