@@ -175,8 +175,9 @@ static void recognises_pip_runtime_dirs(void **state)
 static void reads_torchs_triton_pin(void **state)
 {
     (void)state;
-    char *pin = rule_torch_triton_pin("Name: torch\nRequires-Dist: triton_kernels==1.0\n"
-                                      "Requires-Dist: triton==3.5.0; platform_system == \"Linux\"\n");
+    char *pin =
+        rule_torch_triton_pin("Name: torch\nRequires-Dist: triton_kernels==1.0\n"
+                              "Requires-Dist: triton==3.5.0; platform_system == \"Linux\"\n");
     assert_string_equal(pin, "3.5.0");
     free(pin);
     pin = rule_torch_triton_pin("Requires-Dist: triton==3.3.1\r\n");
