@@ -45,8 +45,12 @@ check_arch() {
     t=$( { time cmake --build "$b/cmake" -j "$(nproc)" >"$b/build.log" 2>&1; } 2>&1 ) ||
         { fail "$arch: build failed (see $b/build.log)"; grep -E "error|FAILED" "$b/build.log" | head -30; return; }
     cpu=$(echo "$t" | awk '{printf "%.1f", $2 + $3}')
-    echo "kernel-test: $arch: build CPU seconds $cpu (wall $(echo "$t" | cut -d' ' -f1) s; goal <= 120)"
-    echo "$arch $cpu" >>"$out/cpu-seconds.txt"
+    if grep -q "no work to do" "$b/build.log"; then
+        echo "kernel-test: $arch: already built (CPU seconds are measured on a fresh build: rm -rf $b)"
+    else
+        echo "kernel-test: $arch: build CPU seconds $cpu (wall $(echo "$t" | cut -d' ' -f1) s; goal <= 120)"
+        echo "$arch $cpu" >>"$out/cpu-seconds.txt"
+    fi
     cmake --build "$b/cmake" >"$b/rebuild.log" 2>&1 || fail "$arch: second build failed"
     grep -q "no work to do" "$b/rebuild.log" || { fail "$arch: a second build with nothing changed did work:"; cat "$b/rebuild.log"; }
     echo "kernel-test: $arch: ptxas -v report (hot kernels: /$hot/):"
