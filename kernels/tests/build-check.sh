@@ -82,8 +82,14 @@ check_arch() {
         cc -std=c11 -Wall -Wextra -Werror $cflags -o "$b/consumer-pc" "$here/consumer/consumer.c" $libs ||
         fail "$arch: pkg-config consumer did not build"
     "$b/consumer-pc" | grep -qx "abi=1 archs=$arch mode=int8-fp8" || fail "$arch: pkg-config consumer: $("$b/consumer-pc" 2>&1)"
+    # Both package files are relocatable: a copied prefix still finds its own library.
+    local moved="$b/moved-prefix"
+    rm -rf "$moved" && cp -R "$prefix" "$moved"
+    [ "$(PKG_CONFIG_PATH="$moved/lib/pkgconfig" pkg-config --variable=libdir sageattn)" -ef "$moved/lib" ] ||
+        fail "$arch: sageattn.pc is not relocatable"
     # find_package consumer.
-    if cmake -S "$here/consumer" -B "$b/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >"$b/consumer.log" 2>&1 &&
+    rm -rf "$b/consumer"
+    if cmake -S "$here/consumer" -B "$b/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$moved" >"$b/consumer.log" 2>&1 &&
         cmake --build "$b/consumer" >>"$b/consumer.log" 2>&1; then
         "$b/consumer/consumer" | grep -qx "abi=1 archs=$arch mode=int8-fp8" || fail "$arch: find_package consumer: $("$b/consumer/consumer" 2>&1)"
     else
