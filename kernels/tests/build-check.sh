@@ -97,7 +97,7 @@ check_arch() {
     fi
     # The self-test with no GPU: exit 77 and a JSON that says why.
     local rc
-    "$prefix/bin/sageattn-selftest" --json >"$b/selftest.json" 2>"$b/selftest.err"
+    timeout 600 "$prefix/bin/sageattn-selftest" --json >"$b/selftest.json" 2>"$b/selftest.err"
     rc=$?
     if [ $rc = 77 ]; then
         python3 "$here/check_selftest_json.py" --expect-skipped "$b/selftest.json" || fail "$arch: selftest JSON"
@@ -109,7 +109,7 @@ check_arch() {
         fail "$arch: sageattn-selftest exited $rc: $(tail -3 "$b/selftest.err")"
     fi
     # The kernels-vs-reference check (built, not installed) skips cleanly too.
-    "$b/cmake/sageattn-refcheck" >"$b/refcheck.log" 2>&1
+    timeout 600 "$b/cmake/sageattn-refcheck" >"$b/refcheck.log" 2>&1
     rc=$?
     case $rc in
     77 | 0) ;;
