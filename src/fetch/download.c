@@ -285,30 +285,42 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+void dl_setup_easy(void *curl, const struct dl_opts *o)
+{
+    CURL *e = curl;
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_timeout);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "sagebuild/" SAGEBUILD_VERSION);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    const char *bundle = getenv("CURL_CA_BUNDLE");
+    if (!bundle || !*bundle)
+        bundle = getenv("SSL_CERT_FILE");
+    if (bundle && *bundle)
+        curl_easy_setopt(e, CURLOPT_CAINFO, bundle);
+    const char *dir = getenv("SSL_CERT_DIR");
+    if (dir && *dir)
+        curl_easy_setopt(e, CURLOPT_CAPATH, dir);
+}
+
 static CURL *make_easy(struct transfer *t, const struct dl_opts *o)
 {
     CURL *e = curl_easy_init();
     if (!e)
         return NULL;
     const char *url = t->job->urls[t->url_index];
+    dl_setup_easy(e, o);
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, t);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_timeout);
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "sagebuild/" SAGEBUILD_VERSION);
-    /* TLS verification stays at libcurl's default (on); proxies and CA bundles come from the
-     * usual environment variables, which libcurl reads itself. */
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     t->resume_from = t->written;
     t->checked_response = 0;
     t->too_big = 0;

@@ -74,6 +74,12 @@ enum dl_state dl_stream_verdict(struct dl_stream *s, int gen);
 /* Global libcurl set-up; call once before dl_run (idempotent). */
 void dl_global_init(void);
 
+/* The settings every transfer shares (libcurl easy handle given as void * so this header stays
+ * free of curl.h): redirects, timeouts, protocols, user agent, and the CA bundle from
+ * CURL_CA_BUNDLE, else SSL_CERT_FILE, and a CA folder from SSL_CERT_DIR, as the curl tool reads
+ * them (libcurl itself reads only the proxy variables). Verification always stays on. */
+void dl_setup_easy(void *curl, const struct dl_opts *o);
+
 /* Small synchronous GET (manifests, directory indexes) with the same timeouts and TLS rules.
  * 0 with *body (heap, NUL-terminated, at most max bytes) or -1 with *err. */
 int dl_get_text(const char *url, size_t max, const struct dl_opts *o, char **body, size_t *len,

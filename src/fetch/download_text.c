@@ -1,6 +1,5 @@
 /* Small synchronous GETs (manifests, directory listings) with the same timeouts and TLS rules
  * as the archive downloads. */
-#include "cmd.h"
 #include "fetch/download.h"
 #include "util/strbuf.h"
 
@@ -42,16 +41,7 @@ int dl_get_text(const char *url, size_t max, const struct dl_opts *o, char **bod
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_text);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_timeout);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "sagebuild/" SAGEBUILD_VERSION);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    dl_setup_easy(e, o);
     CURLcode rc = curl_easy_perform(e);
     int ret = 0;
     if (rc != CURLE_OK) {

@@ -12,12 +12,14 @@ prefixes, each behaving like a different kind of broken mirror.
   /norange/...   ignores Range and always sends the whole file with 200
 
 Binds 127.0.0.1 on a free port, writes the port to --port-file, and appends one line per
-request to --log: "<path> <range or -> <status> <body bytes sent>".
+request to --log: "<path> <range or -> <status> <body bytes sent>". With --tls CERT KEY it
+speaks HTTPS.
 """
 import argparse
 import html
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -135,8 +137,13 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if args.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls[0], args.tls[1])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     server.root = os.path.abspath(args.root)
     server.log_path = args.log
