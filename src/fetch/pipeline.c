@@ -159,6 +159,8 @@ static int finish_tree(const struct pipeline_request *rq, struct install_ctx *ic
         res->postcheck_note = xstrdup(hc.note);
     } else {
         struct strbuf log = STRBUF_INIT;
+        if (rq->dl->progress)
+            fprintf(stderr, "  compiling and linking a test program with the new nvcc...\n");
         if (postcheck_compile(root, hc.cxx, &log) == 0) {
             res->postcheck = POSTCHECK_OK;
             res->postcheck_note = xasprintf("nvcc -ccbin %s compiled and linked a program "
@@ -333,6 +335,8 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
         unpack_worker(&w); /* no threads available: do it here, after the downloads */
 
     int dl_rc = dl_run(jobs, n, rq->dl);
+    if (rq->dl->progress && !(rq->cancel && *rq->cancel))
+        fputs("  unpacking (decompression overlaps the downloads)...\n", stderr);
     for (int i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
     free(tids);
