@@ -7,9 +7,10 @@ cur = None
 for line in open(sys.argv[1]):
     m = re.search(r"Compiling entry function '(\S+)' for '(\S+)'", line)
     if m:
-        k = re.match(r"_Z14sa_attn_kernelILi(\d)ELi(\d+)ELb(\d)EEv", m.group(1))
+        k = re.match(r"_Z14sa_attn_kernelILi(\d)ELi(\d+)ELb(\d)E(?:Lb(\d)E)?Ev", m.group(1))
         cur = ("attn %-9s D=%-3s %s %s" % (MODE[k.group(1)], k.group(2),
-                                          "bf16" if k.group(3) == "1" else "fp16", m.group(2))
+                                          ("bf16" if k.group(3) == "1" else "fp16") + (" 1xV" if k.group(4) == "1" else ""),
+                                          m.group(2))
                if k else None)
         spill = ""
         continue

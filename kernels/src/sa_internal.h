@@ -55,8 +55,17 @@
 #ifndef SA_MIN_BLOCKS
 #define SA_MIN_BLOCKS 2
 #endif
+/* Shared memory a block may opt into on sm_86/87/89/120/121
+ * (cudaDevAttrMaxSharedMemoryPerBlockOptin). */
+#define SA_SMALL_SMEM_LIMIT 101376
+/* 3 blocks of D=64 per SM were measured on sm_90 only (+10-15%); elsewhere the tighter
+ * register budget made ptxas spill, so they keep 2. */
 #ifndef SA_MIN_BLOCKS_D64
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
 #define SA_MIN_BLOCKS_D64 3
+#else
+#define SA_MIN_BLOCKS_D64 2
+#endif
 #endif
 #ifndef SA_FAST_SOFTMAX
 #define SA_FAST_SOFTMAX 1

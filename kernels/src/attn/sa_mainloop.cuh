@@ -7,7 +7,7 @@
 #include "sa_epilogue.cuh"
 #include "sa_mma_tiles.cuh"
 
-template <int MODE, int D, bool BF16>
+template <int MODE, int D, bool BF16, bool V1>
 __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_MIN_BLOCKS)
     sa_attn_kernel(const sa_attn_args a)
 {
@@ -17,7 +17,8 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
         return;
     }
 #endif
-    using T = sa_tile<MODE, D>;
+    using T = sa_tile<MODE, D, V1>;
+    static_assert(!(V1 && SA_SPLIT_S), "the split main loop needs two V buffers");
     extern __shared__ __align__(128) char smem[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4;
@@ -40,17 +41,16 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
                                : (const char *)a.v + b * a.v_b + hk * a.v_h;
     const float *ksg = T::QK_INT8 ? a.kscale + bhk * a.lk_pad : nullptr;
 
-    auto stage = [&](int s) { return sQ + T::Q_BYTES + s * T::STAGE_BYTES; };
     /* The caller's rows are full tiles when they hold all D columns and 64 rows remain. */
     const bool full_width = a.d == D;
     auto load_k = [&](int j) {
-        const uint32_t s = stage(j & 1);
+        const uint32_t s = sQ + T::k_off(j & 1);
         const int k0 = j * SA_CTA_K;
         if (T::QK_INT8) {
             sa_copy_tile<SA_CTA_K, T::QK_ROW, T::QK_PITCH>(s, kg + k0 * a.k_t, a.k_t, true, 0, 0);
             if (threadIdx.x < SA_CTA_K / 4)
-                sa_cp_async16(s + T::K_BYTES + T::V_BYTES + threadIdx.x * 16,
-                              ksg + k0 + threadIdx.x * 4, 16);
+                sa_cp_async16(sQ + T::ks_off(j & 1) + threadIdx.x * 16, ksg + k0 + threadIdx.x * 4,
+                              16);
         } else {
             sa_copy_tile<SA_CTA_K, T::QK_ROW, T::QK_PITCH>(s, kg + k0 * a.k_t, a.k_t,
                                                            full_width && k0 + SA_CTA_K <= a.lkv,
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
         sa_cp_async_commit();
     };
     auto load_v = [&](int j) {
-        const uint32_t s = stage(j & 1) + T::K_BYTES;
+        const uint32_t s = sQ + T::v_off(j & 1);
         const int k0 = j * SA_CTA_K;
         if (T::PV_FP8)
             sa_copy_tile<D, SA_CTA_K, T::V_PITCH>(s, vg + k0, a.lk_pad, true, 0, 0);
@@ -113,8 +113,8 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
     const uint32_t sQw = sQ + warp * SA_WARP_Q * T::QK_PITCH;
     const int row0 = q0 + warp * SA_WARP_Q + g; /* + mt*16 + 8*hh */
     for (int j = 0; j < n_kt; ++j) {
-        const uint32_t s = stage(j & 1);
-        const uint32_t sK = s, sV = s + T::K_BYTES, sKS = s + T::K_BYTES + T::V_BYTES;
+        const uint32_t sK = sQ + T::k_off(j & 1), sV = sQ + T::v_off(j & 1),
+                       sKS = sQ + T::ks_off(j & 1);
         const int k0 = j * SA_CTA_K;
         const bool need_mask = k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
 #if SA_SPLIT_S
@@ -151,7 +151,12 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
 #else
         sa_cp_async_wait<1>();
         __syncthreads(); /* K[j] visible; every warp is done with stage (j+1)&1 */
-        if (j + 1 < n_kt) {
+        if (V1) {        /* V[j+1] goes into the one V buffer after P·V(j), below */
+            if (j + 1 < n_kt)
+                load_k(j + 1);
+            else
+                sa_cp_async_commit();
+        } else if (j + 1 < n_kt) {
             load_k(j + 1);
             load_v(j + 1);
         } else {
@@ -163,12 +168,22 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
         if (need_mask)
             sa_mask<8>(t, k0, row0, lane, a.lkv, a.causal, diag);
         sa_softmax_step<8, D / 8>(t, st, row_scale, o, T::P_LOG2);
-        sa_cp_async_wait<2>();
-        __syncthreads(); /* V[j] visible */
+        if (V1)
+            sa_cp_async_wait<1>(); /* pending: V[j], K[j+1] */
+        else
+            sa_cp_async_wait<2>(); /* pending: V[j], K[j+1], V[j+1] */
+        __syncthreads();           /* V[j] visible */
         if (T::PV_FP8)
             sa_pv_fp8<D, 8>(o, t, sV, 0, lane);
         else
             sa_pv_f16<D, BF16, 8>(o, t, sV, lane);
+        if (V1) {
+            __syncthreads(); /* every warp is done with the V buffer */
+            if (j + 1 < n_kt)
+                load_v(j + 1);
+            else
+                sa_cp_async_commit();
+        }
 #endif
     }
     sa_cp_async_wait<0>();
@@ -176,21 +191,38 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
     sa_epilogue<MODE, D, BF16>(a, o, st, row_scale, b, h, row0, lane);
 }
 
-template <int MODE, int D, bool BF16>
-static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
+template <int MODE, int D, bool BF16, bool V1>
+static cudaError_t sa_attn_launch_one(const sa_attn_args *a, int batch, cudaStream_t stream)
 {
-    const auto kernel = sa_attn_kernel<MODE, D, BF16>;
-    if (probe) {
-        cudaFuncAttributes fa;
-        return cudaFuncGetAttributes(&fa, kernel);
-    }
-    const int smem = sa_tile<MODE, D>::SMEM_BYTES;
+    const auto kernel = sa_attn_kernel<MODE, D, BF16, V1>;
+    const int smem = sa_tile<MODE, D, V1>::SMEM_BYTES;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess)
         return e;
     const dim3 grid((a->lq + SA_CTA_Q - 1) / SA_CTA_Q, a->hq, batch);
     kernel<<<grid, SA_THREADS, smem, stream>>>(*a);
     return cudaGetLastError();
+}
+
+template <int MODE, int D, bool BF16>
+static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
+{
+    if (probe) {
+        cudaFuncAttributes fa;
+        return cudaFuncGetAttributes(&fa, sa_attn_kernel<MODE, D, BF16, false>);
+    }
+    /* The one-V-buffer kernel exists only where the 2-stage ring outgrows small GPUs. */
+    if constexpr (sa_tile<MODE, D, false>::SMEM_BYTES > SA_SMALL_SMEM_LIMIT) {
+        int device = 0, optin = 0;
+        cudaError_t e = cudaGetDevice(&device);
+        if (e == cudaSuccess)
+            e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+        if (e != cudaSuccess)
+            return e;
+        if (optin < sa_tile<MODE, D, false>::SMEM_BYTES)
+            return sa_attn_launch_one<MODE, D, BF16, true>(a, batch, stream);
+    }
+    return sa_attn_launch_one<MODE, D, BF16, false>(a, batch, stream);
 }
 
 /* Runs (or probes) the kernel of MODE for the padded head dim and dtype. A head dim that the

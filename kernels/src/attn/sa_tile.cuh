@@ -6,7 +6,9 @@
 #include "sa_kernels.h"
 #include "sa_ptx.cuh"
 
-template <int MODE, int D> struct sa_tile {
+/* V1: one V buffer instead of two, for GPUs whose blocks get at most ~99 KB of shared memory
+ * (sm_86/89/120/121) when the 2-stage ring would not fit (fp16 mode, D=128: 102 KB). */
+template <int MODE, int D, bool V1 = false> struct sa_tile {
     static constexpr bool QK_INT8 = MODE != SA_KMODE_FP16;
     static constexpr bool PV_FP8 = MODE == SA_KMODE_INT8_FP8;
     static constexpr int QK_ELEM = QK_INT8 ? 1 : 2;
@@ -21,7 +23,22 @@ template <int MODE, int D> struct sa_tile {
     static constexpr int V_BYTES = V_ROWS * V_PITCH;
     static constexpr int KS_BYTES = QK_INT8 ? SA_CTA_K * 4 : 0;
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_BYTES;
-    static constexpr int SMEM_BYTES = Q_BYTES + 2 * STAGE_BYTES;
+    static constexpr int SMEM_BYTES =
+        V1 ? Q_BYTES + 2 * (K_BYTES + KS_BYTES) + V_BYTES : Q_BYTES + 2 * STAGE_BYTES;
+    /* Offsets (from the Q tile) of stage s's K tile, K scales and V tile. With two V buffers a
+     * stage is [K | V | K scales]; with one, [K | K scales] x 2 then the V buffer. */
+    __host__ __device__ static constexpr int k_off(int s)
+    {
+        return Q_BYTES + s * (V1 ? K_BYTES + KS_BYTES : STAGE_BYTES);
+    }
+    __host__ __device__ static constexpr int ks_off(int s)
+    {
+        return k_off(s) + (V1 ? K_BYTES : K_BYTES + V_BYTES);
+    }
+    __host__ __device__ static constexpr int v_off(int s)
+    {
+        return V1 ? Q_BYTES + 2 * (K_BYTES + KS_BYTES) : k_off(s) + K_BYTES;
+    }
     static constexpr int NT_S = SA_CTA_K / 8; /* n-tiles of S per warp row-tile */
     static constexpr int NT_O = D / 8;        /* n-tiles of O */
     /* P leaves the softmax multiplied by 2^P_LOG2: SA_FP8_P_SCALE (448) for E4M3, else 1. */
