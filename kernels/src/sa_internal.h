@@ -27,12 +27,14 @@
 #define SA_LN2 0.6931471805599453f
 
 /* ---- FP8 P·V (int8-fp8) ----
- * P = exp2(s - rowmax) in [0, 1] is multiplied by SA_FP8_P_SCALE and rounded to E4M3 (RN,
- * saturating). V gets one scale per (batch, kv head, channel) over the whole kv sequence:
+ * P = exp2(s - rowmax + log2(SA_FP8_P_SCALE)), i.e. exp2(s - rowmax) in [0, 1] times 448 with
+ * the scale folded into the exponent, rounded to E4M3 (RN, saturating). V gets one scale per
+ * (batch, kv head, channel) over the whole kv sequence:
  * v_scale = absmax(V[:, c]) / SA_FP8_V_SCALE_MAX (0 -> 1), V_e4m3 = RN_sat(V / v_scale).
- * The output is O = (sum_j P_e4m3 V_e4m3) * v_scale / (SA_FP8_P_SCALE * rowsum), where rowsum is
- * the fp32 sum of the unrounded P. Each 64-key tile's P·V goes into a fresh fp32 accumulator
- * that is then added into the true fp32 output (two-level accumulation). */
+ * The output is O = (sum_j P_e4m3 V_e4m3) * v_scale / rowsum, where rowsum is the fp32 sum of
+ * the unrounded, already scaled P (so the 448 cancels). Each 64-key tile's P·V goes into a
+ * fresh fp32 accumulator per 8 output channels that is then added into the true fp32 output
+ * (two-level accumulation). */
 #define SA_FP8_P_SCALE 448.0f
 #define SA_FP8_V_SCALE_MAX 448.0f
 
