@@ -7,6 +7,7 @@
 #include "util/fs.h"
 #include "util/strbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -133,6 +134,28 @@ static int already_installed(const struct pipeline_request *rq)
     free(comps);
     free(text);
     return same;
+}
+
+/* A prefix that holds something sagebuild did not make (a system toolkit, the user's files):
+ * never swapped away without --force. An empty folder is fine. */
+static int foreign_prefix(const char *prefix)
+{
+    if (!fs_exists(prefix))
+        return 0;
+    char *lock = fs_join(prefix, LOCKFILE_NAME);
+    int ours = fs_exists(lock);
+    free(lock);
+    if (ours)
+        return 0;
+    DIR *d = opendir(prefix);
+    if (!d)
+        return 1; /* a file, or unreadable */
+    int entries = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        entries += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    closedir(d);
+    return entries > 0;
 }
 
 static int write_text(const char *dir, const char *name, const char *text, char **err)
@@ -267,6 +290,13 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
         install_release(&ic);
         res->seconds = now_s() - t0;
         return 0;
+    }
+    if (!rq->force && foreign_prefix(ic.prefix)) {
+        res->error = xasprintf("%s exists and was not made by sagebuild (no %s); refusing to "
+                               "replace it: choose another --prefix, or add --force",
+                               ic.prefix, LOCKFILE_NAME);
+        install_release(&ic);
+        return -1;
     }
     if (install_staging(&ic, &err) < 0) {
         res->error = err;

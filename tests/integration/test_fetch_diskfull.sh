@@ -7,6 +7,7 @@ fetch_setup
 server_start
 mkdir -p "$T/p/cuda"
 echo old >"$T/p/cuda/marker"
+echo '{"schema":1}' >"$T/p/cuda/sagebuild-lock.json" # an earlier sagebuild install
 
 check_left_alone() {
     [ "$(cat "$T/p/cuda/marker" 2>/dev/null)" = old ] || fail "$1: the old prefix changed"
@@ -35,6 +36,7 @@ check_left_alone unpack
 mkdir -p "$T/small"
 if mount -t tmpfs -o size=60m tmpfs "$T/small" 2>/dev/null; then
     mkdir -p "$T/small/p/cuda" && echo old >"$T/small/p/cuda/marker"
+    echo '{"schema":1}' >"$T/small/p/cuda/sagebuild-lock.json"
     $SB fetch-cuda --manifest "$MANIFEST" --offline --prefix "$T/small/p/cuda" --no-check \
         >"$T/tmpfs.out" 2>&1
     rc=$?

@@ -78,6 +78,13 @@ SAGEBUILD_CACHE="$T/cache2" $SB fetch-cuda --cuda 13.0.9 --mirror "file://$T/mir
     --no-default-mirror --prefix "$T/p2/cuda" --no-check >"$T/out4" 2>&1 ||
     fail "fetch from the exported mirror: $(cat "$T/out4")"
 
+# A folder sagebuild did not make is never swapped away without --force.
+mkdir -p "$T/foreign" && echo mine >"$T/foreign/file"
+$SB fetch-cuda --cuda 13.0.9 --offline --prefix "$T/foreign" --no-check >"$T/out9" 2>&1 &&
+    fail "a foreign prefix was replaced"
+grep -q "not made by sagebuild" "$T/out9" || fail "foreign prefix message: $(cat "$T/out9")"
+[ "$(cat "$T/foreign/file")" = mine ] || fail "the foreign prefix changed"
+
 # --offline from the cache into a new prefix; --dry-run shows every hash.
 $SB fetch-cuda --cuda 13.0 --offline --prefix "$T/p3/cuda" --no-check >"$T/out5" 2>&1 ||
     fail "--offline: $(cat "$T/out5")"

@@ -11,6 +11,7 @@ export SAGEBUILD_CACHE="$T/cache" XDG_DATA_HOME="$T/data" SAGEBUILD_DATADIR="$RE
 python3 "$FETCH_HELPERS/make_evil.py" "$T/evil" >"$T/tricks" || fail "make_evil.py"
 mkdir -p "$T/work/p/cuda"
 echo old >"$T/work/p/cuda/marker"
+echo '{"schema":1}' >"$T/work/p/cuda/sagebuild-lock.json" # an earlier sagebuild install
 n=0
 for trick in $(cat "$T/tricks"); do
     rm -f /tmp/sagebuild-escaped-absolute
