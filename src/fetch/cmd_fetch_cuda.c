@@ -524,7 +524,7 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
             goto out;
         pypi_pipeline_source(&pp, &psrc);
     }
-    prefix = a.prefix ? xstrdup(a.prefix) : fetch_default_prefix(plan.release);
+    prefix = a.prefix ? fetch_absolute(a.prefix) : fetch_default_prefix(plan.release);
     if (!prefix) {
         err = xstrdup("no default prefix: set HOME or pass --prefix");
         goto out;

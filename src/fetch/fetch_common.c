@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 void fetch_dl_opts_from(struct dl_opts *o, const char *timeout_env, const char *retries_env)
 {
@@ -47,6 +48,16 @@ char *fetch_default_prefix(const char *release)
     free(name);
     free(data);
     return p;
+}
+
+char *fetch_absolute(const char *path)
+{
+    if (path[0] == '/')
+        return xstrdup(path);
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return xstrdup(path);
+    return fs_join(cwd, path);
 }
 
 char *fetch_torch_cuda(char **note)
