@@ -204,6 +204,12 @@ static cudaError_t sa_attn_launch_one(const sa_attn_args *a, int batch, cudaStre
     return cudaGetLastError();
 }
 
+/* Test builds (-DSA_TEST_FORCE_V1=1) take the one-V-buffer kernel on any GPU, so that the
+ * path of small-shared-memory GPUs can be checked on a big one. */
+#ifndef SA_TEST_FORCE_V1
+#define SA_TEST_FORCE_V1 0
+#endif
+
 template <int MODE, int D, bool BF16>
 static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
 {
@@ -219,7 +225,7 @@ static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t st
             e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
         if (e != cudaSuccess)
             return e;
-        if (optin < sa_tile<MODE, D, false>::SMEM_BYTES)
+        if (SA_TEST_FORCE_V1 || optin < sa_tile<MODE, D, false>::SMEM_BYTES)
             return sa_attn_launch_one<MODE, D, BF16, true>(a, batch, stream);
     }
     return sa_attn_launch_one<MODE, D, BF16, false>(a, batch, stream);
