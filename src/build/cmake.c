@@ -3,6 +3,8 @@
 #include "util/proc.h"
 #include "util/strbuf.h"
 
+#include <cJSON.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,42 @@ char *cmake_cache_mismatch(const char *cache_text, const char *generator, const 
         free(have);
     }
     return NULL;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+char *cmake_first_cuda_command(const char *compile_commands_json)
+{
+    cJSON *root = compile_commands_json ? cJSON_Parse(compile_commands_json) : NULL;
+    char *found = NULL;
+    cJSON *list = cJSON_IsArray(root) ? root : NULL;
+    cJSON *e;
+    cJSON_ArrayForEach(e, list)
+    {
+        cJSON *file = cJSON_GetObjectItemCaseSensitive(e, "file");
+        if (found || !cJSON_IsString(file) || !ends_with(file->valuestring, ".cu"))
+            continue;
+        cJSON *cmd = cJSON_GetObjectItemCaseSensitive(e, "command");
+        cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "arguments");
+        if (cJSON_IsString(cmd)) {
+            found = xstrdup(cmd->valuestring);
+        } else if (cJSON_IsArray(args)) {
+            struct strbuf sb = STRBUF_INIT;
+            cJSON *a;
+            cJSON_ArrayForEach(a, args)
+            {
+                if (cJSON_IsString(a))
+                    sb_addf(&sb, "%s%s", sb.len ? " " : "", a->valuestring);
+            }
+            found = sb_detach(&sb);
+        }
+    }
+    cJSON_Delete(root);
+    return found;
 }
 
 int cmake_probe(struct cmake_info *out, char **error, char **fix)

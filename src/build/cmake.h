@@ -27,6 +27,11 @@ char *cmake_cache_value(const char *text, const char *key);
 char *cmake_cache_mismatch(const char *cache_text, const char *generator, const char *nvcc,
                            const char *host_cxx, const char *source_dir);
 
+/* Pure: the nvcc command line CMake recorded for the first .cu file in compile_commands.json
+ * text (its "command", or its "arguments" joined), so the record shows the real flags. Heap
+ * string or NULL. */
+char *cmake_first_cuda_command(const char *compile_commands_json);
+
 /* 0, or -1 with *error and *fix (heap). */
 int cmake_probe(struct cmake_info *out, char **error, char **fix);
 void cmake_info_free(struct cmake_info *c);

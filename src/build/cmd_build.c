@@ -442,6 +442,11 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
         if (compile(&plan, &io, res, &w->cpu_seconds) == 0) {
             w->wall_seconds = wall_now() - t0;
             w->finished_at = utc_now();
+            char *cc_path = fs_join(build_dir, "compile_commands.json");
+            char *cc_text = fs_read_file(cc_path, 16u << 20, NULL);
+            w->nvcc_command = cmake_first_cuda_command(cc_text);
+            free(cc_text);
+            free(cc_path);
             char *json = build_record_to_json(w);
             if (fs_write_file(record_path, json, strlen(json)) < 0)
                 sb_addf(&res->notes, "could not write %s: %m\n", record_path);

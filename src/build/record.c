@@ -26,6 +26,7 @@ static const struct field fields[] = {
     F(NULL, "head_dims", head_dims, 1),
     F("nvcc", "path", nvcc_path, 1),
     F("nvcc", "version", nvcc_version, 1),
+    F("nvcc", "command", nvcc_command, 0),
     F("cuda_home", "path", cuda_home, 0),
     F("cuda_home", "chosen_by", cuda_home_rule, 0),
     F("host_compiler", "path", host_cxx_path, 1),

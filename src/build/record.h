@@ -12,6 +12,7 @@ struct build_record {
     char *head_dims; /* "64,128" */
     char *nvcc_path;
     char *nvcc_version; /* "13.0.88" */
+    char *nvcc_command; /* how CMake ran nvcc on the first .cu file: the real flags */
     char *cuda_home;
     char *cuda_home_rule; /* how it was chosen: "--cuda-home", "fetched toolkit", ... */
     char *host_cxx_path;

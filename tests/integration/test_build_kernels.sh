@@ -31,6 +31,8 @@ for f in lib/libsageattn.so include/sageattn.h lib/pkgconfig/sageattn.pc bin/sag
     [ -e "$out/$f" ] || fail "missing $out/$f"
 done
 [ "$(json_get "$out/build-record.json" "d['archs']")" = sm_120a ] || fail "record archs"
+json_get "$out/build-record.json" "d['nvcc']['command']" | grep -q 'arch=compute_120a,code=sm_120a' ||
+    fail "the record's nvcc command lacks the sm_120a gencode: $(cat "$out/build-record.json")"
 cpu=$(json_get "$out/build-record.json" "d['time']['cpu_seconds']")
 wall=$(json_get "$out/build-record.json" "d['time']['wall_seconds']")
 jobs=$(json_get "$out/build-record.json" "d['jobs']")

@@ -90,7 +90,7 @@ static void builds_the_contract_command_lines(void **state)
                               "-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=/cuda/bin/nvcc "
                               "-DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-14 "
                               "'-DSAGEATTN_ARCHS=sm_90;sm_120a' '-DSAGEATTN_HEAD_DIMS=64;128' "
-                              "-DCMAKE_INSTALL_PREFIX=/o");
+                              "-DCMAKE_INSTALL_PREFIX=/o -DCMAKE_EXPORT_COMPILE_COMMANDS=ON");
     free(line);
     build_argv_free(c);
     c = build_cmake_build_argv(&p);
@@ -161,6 +161,27 @@ static void reads_the_cmake_cache(void **state)
                                "/src/kernels");
     assert_non_null(strstr(why, "host compiler changed"));
     free(why);
+}
+
+static void finds_the_nvcc_command(void **state)
+{
+    (void)state;
+    const char *cc =
+        "[{\"directory\":\"/b\",\"command\":\"/usr/bin/cc -c a.c\",\"file\":\"/s/a.c\"},"
+        "{\"directory\":\"/b\",\"command\":\"nvcc -gencode=arch=compute_120a,code="
+        "sm_120a -c /s/k.cu\",\"file\":\"/s/k.cu\"},"
+        "{\"command\":\"nvcc -c /s/z.cu\",\"file\":\"/s/z.cu\"}]";
+    char *c = cmake_first_cuda_command(cc);
+    assert_string_equal(c, "nvcc -gencode=arch=compute_120a,code=sm_120a -c /s/k.cu");
+    free(c);
+    const char *args = "[{\"arguments\":[\"nvcc\",\"-O3\",\"k.cu\"],\"file\":\"k.cu\"}]";
+    c = cmake_first_cuda_command(args);
+    assert_string_equal(c, "nvcc -O3 k.cu");
+    free(c);
+    assert_null(cmake_first_cuda_command("[{\"command\":\"cc\",\"file\":\"a.c\"}]"));
+    assert_null(cmake_first_cuda_command("{\"not\":\"an array\"}"));
+    assert_null(cmake_first_cuda_command("garbage"));
+    assert_null(cmake_first_cuda_command(NULL));
 }
 
 static void tails_logs(void **state)
@@ -234,6 +255,7 @@ int main(void)
         cmocka_unit_test(builds_the_contract_command_lines),
         cmocka_unit_test(reads_cmake_and_picks_generator),
         cmocka_unit_test(reads_the_cmake_cache),
+        cmocka_unit_test(finds_the_nvcc_command),
         cmocka_unit_test(tails_logs),
         cmocka_unit_test(picks_newest_fetched_toolkit),
         cmocka_unit_test(judges_host_limits),
