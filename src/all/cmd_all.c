@@ -3,9 +3,9 @@
  * reported failure, not ours) and each is tested on its own; this file only decides. */
 #include "all/stages.h"
 #include "build/arch.h"
+#include "build/gpus.h"
 #include "build/run.h"
 #include "cmd.h"
-#include "probe/gpu.h"
 #include "util/cli.h"
 #include "util/fs.h"
 #include "util/out.h"
@@ -131,14 +131,11 @@ static void set_stage(struct run *r, enum stage_id s, const char *state, char *s
     free(st->fix);
     st->summary = summary;
     st->fix = fix;
-    const char *mark = !strcmp(state, "ok")      ? out_status_mark(&r->st, OUT_OK)
-                       : !strcmp(state, "warn")  ? out_status_mark(&r->st, OUT_WARN)
-                       : !strcmp(state, "error") ? out_status_mark(&r->st, OUT_ERROR)
-                                                 : out_status_mark(&r->st, OUT_SKIP);
     enum out_status os = !strcmp(state, "ok")      ? OUT_OK
                          : !strcmp(state, "warn")  ? OUT_WARN
                          : !strcmp(state, "error") ? OUT_ERROR
                                                    : OUT_SKIP;
+    const char *mark = out_status_mark(&r->st, os);
     say(r, "%s%s%s %-10s %s\n", out_color(&r->st, os), mark, out_reset(&r->st), stage_names[s],
         summary ? summary : state);
     if (fix)
@@ -151,8 +148,8 @@ static void stop(struct run *r, int code)
     r->exit_code = code;
 }
 
-/* Runs `sagebuild <args> --json`; returns the parsed stage result, or -1 with *why set (heap)
- * when the stage crashed, hung or printed something that is not its JSON. */
+/* Runs `sagebuild <args> --json`: 0 with its JSON text in *json_out (heap) and parsed into the
+ * stage's output, or -1 with *why (heap) when it crashed, hung or printed no JSON. */
 static int run_stage(struct run *r, enum stage_id s, const char *const *args, int timeout_ms,
                      char **json_out, char **why)
 {
@@ -193,17 +190,6 @@ static int run_stage(struct run *r, enum stage_id s, const char *const *args, in
     cJSON_Delete(parsed);
     proc_result_free(&pr);
     return rc;
-}
-
-static int probe_gpus(struct gpu_cc *gpus, int max)
-{
-    struct gpu_info gi;
-    probe_gpu(0, &gi);
-    int n = 0;
-    for (int i = 0; i < gi.count && n < max; i++)
-        gpus[n++] = (struct gpu_cc){gi.devices[i].cc_major, gi.devices[i].cc_minor};
-    gpu_info_free(&gi);
-    return n;
 }
 
 static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs_fetch)
@@ -491,7 +477,7 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
 
     /* Which archs: decided first, so a machine without a GPU stops before any download. */
     struct gpu_cc gpus[16];
-    int ngpus = probe_gpus(gpus, 16);
+    int ngpus = build_gpus_present(gpus, 16, NULL);
     char *archs = NULL;
     if ((!o.arch || strstr(o.arch, "native")) && ngpus == 0) {
         set_stage(&r, ST_ARCHS, "error",

@@ -2,6 +2,7 @@
  * compiler chosen by the doctor's rules, and records what it did in <out>/build-record.json. */
 #include "build/arch.h"
 #include "build/cmake.h"
+#include "build/gpus.h"
 #include "build/outcome.h"
 #include "build/plan.h"
 #include "build/record.h"
@@ -9,7 +10,6 @@
 #include "build/srcinfo.h"
 #include "build/toolchain.h"
 #include "cmd.h"
-#include "probe/gpu.h"
 #include "probe/resources.h"
 #include "util/cli.h"
 #include "util/datadir.h"
@@ -123,20 +123,6 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
         }
     }
     return cli_no_operands("build", argc, argv, optind);
-}
-
-/* The GPUs present, only asked for when `native` needs them. */
-static int present_gpus(struct gpu_cc *gpus, int max, struct strbuf *notes)
-{
-    struct gpu_info gi;
-    probe_gpu(0, &gi);
-    int n = 0;
-    for (int i = 0; i < gi.count && n < max; i++)
-        gpus[n++] = (struct gpu_cc){gi.devices[i].cc_major, gi.devices[i].cc_minor};
-    if (!n && gi.error)
-        sb_addf(notes, "GPU probe: %s\n", gi.error);
-    gpu_info_free(&gi);
-    return n;
 }
 
 /* Refuses, before compiling, every asked arch this nvcc cannot build. */
@@ -299,7 +285,14 @@ static int run_build(const struct build_opts *o, struct build_outcome *res)
     free(lists);
 
     struct gpu_cc gpus[16];
-    int ngpus = strstr(o->arch, "native") ? present_gpus(gpus, 16, &res->notes) : 0;
+    int ngpus = 0;
+    if (strstr(o->arch, "native")) { /* only `native` needs the GPUs */
+        char *why = NULL;
+        ngpus = build_gpus_present(gpus, 16, &why);
+        if (why)
+            sb_addf(&res->notes, "GPU probe: %s\n", why);
+        free(why);
+    }
     struct arch_list archs;
     char *notes = NULL, *err = NULL;
     if (build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err) < 0) {
