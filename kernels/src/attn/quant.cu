@@ -3,7 +3,8 @@
  *   finalize: K channel mean and V per-channel FP8 scale per (batch, kv head)
  *   rowquant: one int8 scale per token for Q (sm_scale*log2e folded in; optional sm_scale*q.k̄
  *             for the LSE) and for K (mean subtracted first), padded rows written as zeros
- *   vfp8:     V -> E4M3 Vᵀ, padded to 64 tokens, permuted inside groups of 16
+ *   vfp8:     V -> E4M3 Vᵀ in 64-token tiles ([b][h][tile][d][64]), zero-padded, tokens
+ *             permuted inside groups of 16
  * The numerics follow the constants in sa_internal.h; the C reference mirrors them. */
 #include <cuda_fp8.h>
 
@@ -216,7 +217,8 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
                 __nv_cvt_float_to_fp8(tile[grp * 16 + perm[p]][c], __NV_SATFINITE, __NV_E4M3);
             w[p / 4] |= (uint32_t)q << (8 * (p % 4));
         }
-        *(uint4 *)(vt + ((size_t)bh * DP + c) * lk_pad + t0 + grp * 16) =
+        /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous */
+        *(uint4 *)(vt + ((size_t)bh * lk_pad + t0) * DP + c * SA_CTA_K + grp * 16) =
             make_uint4(w[0], w[1], w[2], w[3]);
     }
 }

@@ -26,7 +26,7 @@ struct sa_attn_args {
     const float *qscale; /* int8 modes: [b][hq][lq_pad], includes sm_scale*log2e */
     const void *k;       /* int8 (workspace) or the caller's fp16/bf16 */
     const float *kscale; /* int8 modes: [b][hkv][lk_pad] */
-    const void *v;       /* caller's fp16/bf16, or e4m3 V^T [b][hkv][d_pad][lk_pad] */
+    const void *v;       /* caller's fp16/bf16, or e4m3 V^T tiles [b][hkv][lk_pad/64][d_pad][64] */
     const float *vscale; /* fp8: [b][hkv][d_pad] */
     void *o;
     float *lse;            /* optional [b][hq][lq] */

@@ -8,7 +8,9 @@
 #include "sa_mma_tiles.cuh"
 
 template <int MODE, int D, bool BF16, bool V1>
-__global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_MIN_BLOCKS)
+__global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_FP8
+                                                  ? SA_MIN_BLOCKS_D64
+                                                  : SA_MIN_BLOCKS)
     sa_attn_kernel(const sa_attn_args a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
@@ -47,7 +49,9 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
         const uint32_t s = sQ + T::k_off(j & 1);
         const int k0 = j * SA_CTA_K;
         if (T::QK_INT8) {
-            sa_copy_tile<SA_CTA_K, T::QK_ROW, T::QK_PITCH>(s, kg + k0 * a.k_t, a.k_t, true, 0, 0);
+            /* the workspace rows are exactly QK_ROW bytes apart: a compile-time stride */
+            sa_copy_tile<SA_CTA_K, T::QK_ROW, T::QK_PITCH>(s, kg + k0 * T::QK_ROW, T::QK_ROW, true,
+                                                           0, 0);
             if (threadIdx.x < SA_CTA_K / 4)
                 sa_cp_async16(sQ + T::ks_off(j & 1) + threadIdx.x * 16, ksg + k0 + threadIdx.x * 4,
                               16);
@@ -62,7 +66,8 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
         const uint32_t s = sQ + T::v_off(j & 1);
         const int k0 = j * SA_CTA_K;
         if (T::PV_FP8)
-            sa_copy_tile<D, SA_CTA_K, T::V_PITCH>(s, vg + k0, a.lk_pad, true, 0, 0);
+            /* tile-major Vᵀ: each 64-key tile is one contiguous [D][64] block */
+            sa_copy_tile<D, SA_CTA_K, T::V_PITCH>(s, vg + (size_t)k0 * D, SA_CTA_K, true, 0, 0);
         else
             sa_copy_tile<SA_CTA_K, D * 2, T::V_PITCH>(s, vg + k0 * a.v_t, a.v_t,
                                                       full_width && k0 + SA_CTA_K <= a.lkv,
@@ -72,7 +77,7 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 ? SA_MIN_BLOCKS_D64 : SA_M
 
     /* Q tile: the int8 copy is padded in the workspace; the caller's fp16 rows are bounded. */
     if (T::QK_INT8)
-        sa_copy_tile<SA_CTA_Q, T::QK_ROW, T::QK_PITCH>(sQ, qg, a.q_t, true, 0, 0);
+        sa_copy_tile<SA_CTA_Q, T::QK_ROW, T::QK_PITCH>(sQ, qg, T::QK_ROW, true, 0, 0);
     else
         sa_copy_tile<SA_CTA_Q, T::QK_ROW, T::QK_PITCH>(
             sQ, qg, a.q_t, full_width && q0 + SA_CTA_Q <= a.lq, a.lq - q0, a.d * 2);
