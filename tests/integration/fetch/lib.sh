@@ -19,11 +19,16 @@ fetch_setup() {
     trap 'fetch_cleanup' EXIT INT TERM
     export SAGEBUILD_CACHE="$T/cache" XDG_DATA_HOME="$T/data" SAGEBUILD_DATADIR="$REPO"
     unset SAGEBUILD_MIRRORS
+    # The toolkit to pack: $SB_TEST_CUDA_ROOT, /usr/local/cuda, else the nvcc on PATH's.
+    root=${SB_TEST_CUDA_ROOT:-/usr/local/cuda}
+    if [ ! -x "$root/bin/nvcc" ] && command -v nvcc >/dev/null; then
+        root=$(dirname "$(dirname "$(command -v nvcc)")")
+    fi
     # The mirror is built once per toolkit and kept under build/ for later runs and CI steps.
-    MIRROR_DIR=$(python3 "$FETCH_HELPERS/make_mirror.py" --cuda-root "${SB_TEST_CUDA_ROOT:-/usr/local/cuda}" \
+    MIRROR_DIR=$(python3 "$FETCH_HELPERS/make_mirror.py" --cuda-root "$root" \
         --out "$REPO/build/fetch-mirror")
     rc=$?
-    [ $rc = 77 ] && { echo "no CUDA toolkit at ${SB_TEST_CUDA_ROOT:-/usr/local/cuda} to build a mirror from"; exit 77; }
+    [ $rc = 77 ] && { echo "no CUDA toolkit at $root to build a mirror from"; exit 77; }
     [ $rc = 0 ] || fail "building the test mirror failed"
     MANIFEST="$MIRROR_DIR/redistrib_13.0.9.json"
 }
