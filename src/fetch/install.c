@@ -94,6 +94,15 @@ int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct insta
     size_t n = strlen(abs);
     while (n > 1 && abs[n - 1] == '/')
         abs[--n] = '\0';
+    /* A prefix that is a symlink: the swap happens where it points, and the link stays. */
+    struct stat st;
+    if (lstat(abs, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char *real = fs_realpath(abs);
+        if (real) {
+            free(abs);
+            abs = real;
+        }
+    }
     c->prefix = abs;
     c->parent = fs_dirname(abs);
     const char *slash = strrchr(abs, '/');

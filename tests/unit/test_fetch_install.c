@@ -78,6 +78,21 @@ static void swap_replaces_old_and_sweeps_debris(void **state)
     assert_string_equal(t, "new");
     free(t);
     free(staging);
+    /* Through a symlink: the tree it points at is replaced, the link stays a link. */
+    char *link = fs_join(root, "cuda-link");
+    assert_int_equal(symlink(prefix, link), 0);
+    assert_int_equal(install_lock(link, NULL, &c, &err), 0);
+    assert_int_equal(install_staging(&c, &err), 0);
+    put(c.staging, "marker", "via link");
+    assert_int_equal(install_commit(&c, &err), 0);
+    install_release(&c);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    t = get(prefix, "marker");
+    assert_string_equal(t, "via link");
+    free(t);
+    free(link);
     fs_remove_tree(root);
     free(prefix);
     free(root);
