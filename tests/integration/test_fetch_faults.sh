@@ -68,6 +68,7 @@ if command -v openssl >/dev/null; then
     python3 "$FETCH_HELPERS/fault_server.py" --root "$MIRROR_DIR" --port-file "$T/tls.port" \
         --log "$T/tls.log" --tls "$T/cert.pem" "$T/key.pem" >"$T/tls.out" 2>&1 &
     TLS_PID=$!
+    EXTRA_PIDS="$TLS_PID"
     i=0
     while [ ! -s "$T/tls.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     H="https://127.0.0.1:$(cat "$T/tls.port")"
@@ -80,8 +81,6 @@ if command -v openssl >/dev/null; then
     export SSL_CERT_FILE="$T/cert.pem"
     run tls3 --mirror "$H/ok/" || fail "SSL_CERT_FILE: $(cat "$T/tls3.err" "$T/tls3.json")"
     unset SSL_CERT_FILE
-    kill "$TLS_PID" 2>/dev/null
-    wait "$TLS_PID" 2>/dev/null
 fi
 
 # A stalled transfer is abandoned after SAGEBUILD_TIMEOUT and the next mirror used.

@@ -16,6 +16,7 @@ fetch_setup() {
     command -v python3 >/dev/null || { echo "python3 is needed"; exit 77; }
     T=$(mktemp -d "${TMPDIR:-/tmp}/sb-fetch.XXXXXX")
     SERVER_PID=""
+    EXTRA_PIDS="" # other servers a test starts, stopped on every exit path
     trap 'fetch_cleanup' EXIT INT TERM
     export SAGEBUILD_CACHE="$T/cache" XDG_DATA_HOME="$T/data" SAGEBUILD_DATADIR="$REPO"
     unset SAGEBUILD_MIRRORS
@@ -34,10 +35,10 @@ fetch_setup() {
 }
 
 fetch_cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
+    for pid in $SERVER_PID ${EXTRA_PIDS:-}; do
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
     chmod -R u+w "$T" 2>/dev/null
     rm -rf "$T"
 }
