@@ -21,10 +21,14 @@ enum finding_action all_doctor_action(const char *id, int gpus_present)
         return FINDING_BLOCK;
     if (starts(id, "build."))
         return FINDING_BUILD; /* no ninja: Makefiles; jobs: build sizes its own */
+    /* driver.torch (driver too old for torch's CUDA) matters to torch, not to this library,
+     * which carries its own runtime; the self-test shows whether the kernels run. */
+    if (!strcmp(id, "driver.torch"))
+        return FINDING_IGNORE;
     if (starts(id, "driver."))
         return gpus_present ? FINDING_BLOCK : FINDING_IGNORE;
-    /* torch.*, sage.*, arch.* (TORCH_CUDA_ARCH_LIST): about torch extensions, not this
-     * standalone library; shown, never blocking. */
+    /* torch.*, sageattention.*, arch.* (TORCH_CUDA_ARCH_LIST): about torch extensions, not
+     * this standalone library; shown, never blocking. */
     return FINDING_IGNORE;
 }
 

@@ -17,7 +17,8 @@ static void acts_on_doctor_ids(void **state)
     assert_int_equal(all_doctor_action("host.compiler", 1), FINDING_BUILD);
     assert_int_equal(all_doctor_action("build.ninja", 1), FINDING_BUILD);
     assert_int_equal(all_doctor_action("build.disk", 0), FINDING_BLOCK);
-    assert_int_equal(all_doctor_action("driver.torch", 1), FINDING_BLOCK);
+    assert_int_equal(all_doctor_action("driver.torch", 1), FINDING_IGNORE);
+    assert_int_equal(all_doctor_action("driver.gpus", 1), FINDING_BLOCK);
     assert_int_equal(all_doctor_action("driver.present", 0), FINDING_IGNORE);
     assert_int_equal(all_doctor_action("torch.found", 1), FINDING_IGNORE);
     assert_int_equal(all_doctor_action("sageattention.imports", 1), FINDING_IGNORE);
@@ -57,14 +58,16 @@ static void reads_the_doctor(void **state)
     all_doctor_summary_free(&d);
 
     const char *blocked = "{\"checks\":[{\"id\":\"host.compiler\",\"status\":\"error\"},"
-                          "{\"id\":\"driver.torch\",\"status\":\"error\",\"summary\":\"driver 550 "
-                          "is too old\",\"fix\":\"update the driver\"}]}";
+                          "{\"id\":\"driver.torch\",\"status\":\"error\",\"summary\":\"too "
+                          "old for torch\"},"
+                          "{\"id\":\"driver.gpus\",\"status\":\"error\",\"summary\":\"cuInit "
+                          "failed\",\"fix\":\"sudo reboot\"}]}";
     assert_int_equal(all_read_doctor(blocked, 1, &d, &err), 0);
     const struct finding *b = all_first_block(&d);
     assert_non_null(b);
-    assert_string_equal(b->id, "driver.torch");
+    assert_string_equal(b->id, "driver.gpus"); /* driver.torch is torch's business */
     assert_false(d.needs_fetch);
-    assert_int_equal(d.error, 2); /* counted when the doctor gives no totals */
+    assert_int_equal(d.error, 3); /* counted when the doctor gives no totals */
     all_doctor_summary_free(&d);
     /* with no GPU, a driver finding does not stop a build-only run */
     assert_int_equal(all_read_doctor(blocked, 0, &d, &err), 0);
