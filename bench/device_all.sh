@@ -52,4 +52,7 @@ if [ -x "$lib/bin/sageattn-selftest" ]; then
 else
     note "no self-test program at $lib/bin: all did not build"
 fi
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# The device tool brings back at most 8 files: everything travels as one archive.
+tar -C "$OUT" -czf /tmp/device-all-results.tgz . && rm -rf "${OUT:?}"/* &&
+    mv /tmp/device-all-results.tgz "$OUT/results.tgz"
