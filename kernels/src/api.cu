@@ -58,6 +58,9 @@ static sageattn_status sa_device_info(int device, int *cc, int *num_sms)
     return SAGEATTN_OK;
 }
 
+/* The native head dims this build holds, e.g. "64,128" (SA_WITH_D64 / SA_WITH_D128). */
+#define SA_BUILT_HEAD_DIMS (SA_WITH_D64 && SA_WITH_D128 ? "64,128" : SA_WITH_D64 ? "64" : "128")
+
 /* Validates p for `device` and resolves it into a problem for the kernels. */
 static sageattn_status sa_prepare(const sageattn_params *p, int device, struct sa_problem *prob)
 {
@@ -65,6 +68,16 @@ static sageattn_status sa_prepare(const sageattn_params *p, int device, struct s
     sageattn_status s = sa_validate(p, msg, sizeof(msg), prob);
     if (s != SAGEATTN_OK)
         return sa_set(s, msg);
+    /* A head dim up to 64 runs padded to 128 when only 128 was built; nothing runs above 64
+     * when only 64 was built. */
+    if (prob->d_pad > 64 && !SA_WITH_D128) {
+        snprintf(msg, sizeof(msg),
+                 "head_dim %d needs the head_dim 128 kernels, but this library was built with "
+                 "head dims %s only (head_dim <= 64): rebuild with sagebuild build --head-dims "
+                 "64,128",
+                 p->head_dim, SA_BUILT_HEAD_DIMS);
+        return sa_set(SAGEATTN_ERR_UNSUPPORTED_HEAD_DIM, msg);
+    }
     s = sa_device_info(device, &prob->cc, &prob->num_sms);
     if (s != SAGEATTN_OK)
         return s;

@@ -7,6 +7,18 @@
 #include "sa_epilogue.cuh"
 #include "sa_mma_tiles.cuh"
 
+/* Which kernels take the epilogue's batch and head from a fresh blockIdx read (see the call). */
+template <int MODE, int D, bool V1> __device__ constexpr bool sa_epilogue_fresh_ids()
+{
+#if defined(__CUDA_ARCH__)
+    constexpr int arch = __CUDA_ARCH__;
+#else
+    constexpr int arch = 0;
+#endif
+    return (V1 && arch >= 900) || (MODE == SA_KMODE_INT8_FP16 && D == 128 && arch == 1000) ||
+           (MODE == SA_KMODE_INT8_FP8 && D == 128 && arch >= 1200);
+}
+
 template <int MODE, int D, bool BF16, bool V1>
 __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_FP8
                                                   ? SA_MIN_BLOCKS_D64
@@ -193,7 +205,15 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
     }
     sa_cp_async_wait<0>();
 
-    sa_epilogue<MODE, D, BF16>(a, o, st, row_scale, b, h, row0, lane);
+    /* The epilogue's batch and head: blockIdx read afresh (sa_fresh_ctaid_y) for the kernels
+     * where, with the values from before the loop, ptxas (CUDA 13.0) keeps 64-bit addresses
+     * derived from them across the main loop and spills them there (bench/NOTES.md, v7). */
+    if (sa_epilogue_fresh_ids<MODE, D, V1>()) {
+        sa_epilogue<MODE, D, BF16>(a, o, st, row_scale, sa_fresh_ctaid_z(), sa_fresh_ctaid_y(),
+                                   row0, lane);
+    } else {
+        sa_epilogue<MODE, D, BF16>(a, o, st, row_scale, b, h, row0, lane);
+    }
 }
 
 template <int MODE, int D, bool BF16, bool V1>

@@ -14,6 +14,19 @@ SA_DEVICE uint32_t sa_smem_addr(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* blockIdx.y / .z read with volatile asm: the read is neither merged with the kernel's first
+ * read nor hoisted above the main loop (see the epilogue call in sa_mainloop.cuh for why). */
+#define SA_SREG_READER(name, reg)                                                                  \
+    SA_DEVICE int name(void)                                                                       \
+    {                                                                                              \
+        int v;                                                                                     \
+        asm volatile("mov.u32 %0, " reg ";\n" : "=r"(v));                                          \
+        return v;                                                                                  \
+    }
+SA_SREG_READER(sa_fresh_ctaid_y, "%%ctaid.y")
+SA_SREG_READER(sa_fresh_ctaid_z, "%%ctaid.z")
+#undef SA_SREG_READER
+
 /* 16-byte async copy; bytes past src_bytes (0..16) are zero-filled in shared memory. */
 SA_DEVICE void sa_cp_async16(uint32_t dst, const void *src, int src_bytes)
 {
