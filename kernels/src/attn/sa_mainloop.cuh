@@ -7,16 +7,32 @@
 #include "sa_epilogue.cuh"
 #include "sa_mma_tiles.cuh"
 
-/* Which kernels take the epilogue's batch and head from a fresh blockIdx read (see the call). */
-template <int MODE, int D, bool V1> __device__ constexpr bool sa_epilogue_fresh_ids()
+/* How the epilogue gets its indices, per kernel: 0 = the kernel's values from before the main
+ * loop; 1 = batch and head from a fresh blockIdx read; 2 = every index (batch, head, first row,
+ * lane) from fresh reads, and the kernel's first row written as sa_first_row. The choices
+ * change no result; they only steer ptxas (CUDA 13.0) away from spilling values derived from
+ * these indices around the main loop, and each was kept only where it is spill-free or
+ * strictly fewer spills with no more instructions in the loop (bench/NOTES.md, v7). */
+template <int MODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_ids()
 {
 #if defined(__CUDA_ARCH__)
     constexpr int arch = __CUDA_ARCH__;
 #else
     constexpr int arch = 0;
 #endif
+    if (MODE == SA_KMODE_FP16 && D == 128 && !V1 && arch == 900)
+        return 2;
     return (V1 && arch >= 900) || (MODE == SA_KMODE_INT8_FP16 && D == 128 && arch == 1000) ||
-           (MODE == SA_KMODE_INT8_FP8 && D == 128 && arch >= 1200);
+                   (MODE == SA_KMODE_INT8_FP8 && D == 128 && arch >= 1200)
+               ? 1
+               : 0;
+}
+
+/* The first query row of thread tid's S/O fragments in query tile qtile (rows: this + mt*16 +
+ * 8*half). */
+__device__ __forceinline__ int sa_first_row(int qtile, int tid)
+{
+    return qtile * SA_CTA_Q + tid / 32 * SA_WARP_Q + tid % 32 / 4;
 }
 
 template <int MODE, int D, bool BF16, bool V1>
@@ -128,7 +144,9 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
         }
 
     const uint32_t sQw = sQ + warp * SA_WARP_Q * T::QK_PITCH;
-    const int row0 = q0 + warp * SA_WARP_Q + g; /* + mt*16 + 8*hh */
+    constexpr int FRESH = sa_epilogue_fresh_ids<MODE, D, V1>();
+    const int row0 = FRESH == 2 ? sa_first_row(qtile, threadIdx.x)
+                                : q0 + warp * SA_WARP_Q + g; /* + mt*16 + 8*hh */
     for (int j = 0; j < n_kt; ++j) {
         const uint32_t sK = sQ + T::k_off(j & 1), sV = sQ + T::v_off(j & 1),
                        sKS = sQ + T::ks_off(j & 1);
@@ -205,10 +223,14 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
     }
     sa_cp_async_wait<0>();
 
-    /* The epilogue's batch and head: blockIdx read afresh (sa_fresh_ctaid_y) for the kernels
-     * where, with the values from before the loop, ptxas (CUDA 13.0) keeps 64-bit addresses
-     * derived from them across the main loop and spills them there (bench/NOTES.md, v7). */
-    if (sa_epilogue_fresh_ids<MODE, D, V1>()) {
+    /* Fresh indices (sa_epilogue_fresh_ids): otherwise ptxas keeps 64-bit addresses derived
+     * from the prologue's values across the main loop in some kernels, and spills them. */
+    if (FRESH == 2) {
+        const int tid = sa_fresh_tid_x();
+        const int qt = sa_fresh_nctaid_x() - 1 - sa_fresh_ctaid_x();
+        sa_epilogue<MODE, D, BF16>(a, o, st, row_scale, sa_fresh_ctaid_z(), sa_fresh_ctaid_y(),
+                                   sa_first_row(qt, tid), tid % 32);
+    } else if (FRESH == 1) {
         sa_epilogue<MODE, D, BF16>(a, o, st, row_scale, sa_fresh_ctaid_z(), sa_fresh_ctaid_y(),
                                    row0, lane);
     } else {

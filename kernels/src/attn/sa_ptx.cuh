@@ -14,8 +14,8 @@ SA_DEVICE uint32_t sa_smem_addr(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-/* blockIdx.y / .z read with volatile asm: the read is neither merged with the kernel's first
- * read nor hoisted above the main loop (see the epilogue call in sa_mainloop.cuh for why). */
+/* Special registers read with volatile asm: the read is neither merged with the kernel's first
+ * read nor hoisted above the main loop (see sa_epilogue_fresh_ids in sa_mainloop.cuh). */
 #define SA_SREG_READER(name, reg)                                                                  \
     SA_DEVICE int name(void)                                                                       \
     {                                                                                              \
@@ -23,6 +23,9 @@ SA_DEVICE uint32_t sa_smem_addr(const void *p)
         asm volatile("mov.u32 %0, " reg ";\n" : "=r"(v));                                          \
         return v;                                                                                  \
     }
+SA_SREG_READER(sa_fresh_tid_x, "%%tid.x")
+SA_SREG_READER(sa_fresh_ctaid_x, "%%ctaid.x")
+SA_SREG_READER(sa_fresh_nctaid_x, "%%nctaid.x")
 SA_SREG_READER(sa_fresh_ctaid_y, "%%ctaid.y")
 SA_SREG_READER(sa_fresh_ctaid_z, "%%ctaid.z")
 #undef SA_SREG_READER
