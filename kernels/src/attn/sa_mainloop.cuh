@@ -20,7 +20,8 @@ template <int MODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_i
 #else
     constexpr int arch = 0;
 #endif
-    if (MODE == SA_KMODE_FP16 && D == 128 && !V1 && arch == 900)
+    if ((MODE == SA_KMODE_FP16 && D == 128 && !V1 && arch == 900) ||
+        (MODE == SA_KMODE_INT8_FP8 && D == 64 && arch == 1000))
         return 2;
     return (V1 && arch >= 900) || (MODE == SA_KMODE_INT8_FP16 && D == 128 && arch == 1000) ||
                    (MODE == SA_KMODE_INT8_FP8 && D == 128 && arch >= 1200)
