@@ -11,8 +11,9 @@
  * loop; 1 = batch and head from a fresh blockIdx read; 2 = every index (batch, head, first row,
  * lane) from fresh reads, and the kernel's first row written as sa_first_row. The choices
  * change no result; they only steer ptxas (CUDA 13.0) away from spilling values derived from
- * these indices around the main loop, and each was kept only where it is spill-free or
- * strictly fewer spills with no more instructions in the loop (bench/NOTES.md, v7). */
+ * these indices around the main loop. Each is used only for the kernels (and archs) where it
+ * ends or cuts the spills without adding local-memory accesses to the loop; bench/NOTES.md (v7)
+ * has the per-kernel SASS counts. Elsewhere the same change moved spills, so it is not used. */
 template <int MODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_ids()
 {
 #if defined(__CUDA_ARCH__)
