@@ -84,4 +84,17 @@ void dl_setup_easy(void *curl, const struct dl_opts *o);
  * 0 with *body (heap, NUL-terminated, at most max bytes) or -1 with *err. */
 int dl_get_text(const char *url, size_t max, const struct dl_opts *o, char **body, size_t *len,
                 char **err);
+
+/* The same GET, with an optional Accept header (NULL: none), also telling the content type the
+ * server sent and the URL it ended at after redirects (index pages resolve links against it).
+ * URLs in *err have their passwords hidden. */
+struct dl_page {
+    char *body; /* NUL-terminated */
+    size_t len;
+    char *content_type; /* NULL when the server sent none */
+    char *final_url;
+};
+int dl_get_page(const char *url, size_t max, const char *accept, const struct dl_opts *o,
+                struct dl_page *page, char **err);
+void dl_page_free(struct dl_page *page);
 #endif

@@ -8,7 +8,6 @@
 #include "util/url.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -238,86 +237,18 @@ int pypi_layout_fixup(const char *root, struct strbuf *log, char **err)
 
 /* ---- the index over HTTP ---- */
 
-struct page_sink {
-    struct strbuf buf;
-    size_t max;
-    int too_big;
-};
-
-static size_t on_page(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct page_sink *s = ud;
-    size_t n = size * nmemb;
-    if (s->buf.len + n > s->max) {
-        s->too_big = 1;
-        return 0;
-    }
-    sb_add(&s->buf, data, n);
-    return n;
-}
-
 int pypi_get_page(const char *url, const struct dl_opts *o, char **body, size_t *len,
                   char **content_type, char **final_url, char **err)
 {
-    dl_global_init();
+    struct dl_page page;
     *body = *content_type = *final_url = NULL;
-    CURL *e = curl_easy_init();
-    if (!e) {
-        *err = xstrdup("libcurl could not start a transfer");
+    if (dl_get_page(url, PAGE_MAX, PYPI_ACCEPT, o, &page, err) < 0)
         return -1;
-    }
-    struct page_sink sink = {STRBUF_INIT, PAGE_MAX, 0};
-    char errbuf[CURL_ERROR_SIZE] = "";
-    struct curl_slist *headers = curl_slist_append(NULL, "Accept: " PYPI_ACCEPT);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_page);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* pages compress well */
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_timeout);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "sagebuild/" SAGEBUILD_VERSION);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    CURLcode rc = curl_easy_perform(e);
-    char *eff = NULL;
-    curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &eff);
-    int ret = 0;
-    if (rc != CURLE_OK) {
-        long http = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
-        char what[CURL_ERROR_SIZE + 32];
-        if (rc == CURLE_HTTP_RETURNED_ERROR)
-            snprintf(what, sizeof what, "HTTP %ld", http);
-        else if (sink.too_big)
-            snprintf(what, sizeof what, "larger than %u bytes", PAGE_MAX);
-        else
-            snprintf(what, sizeof what, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
-        char *shown = url_redact(url), *shown_eff = url_redact(eff);
-        *err = eff && strcmp(eff, url)
-                   ? xasprintf("%s: redirected to %s, which failed: %s", shown, shown_eff, what)
-                   : xasprintf("%s: %s", shown, what);
-        free(shown);
-        free(shown_eff);
-        sb_free(&sink.buf);
-        ret = -1;
-    } else {
-        char *ct = NULL;
-        curl_easy_getinfo(e, CURLINFO_CONTENT_TYPE, &ct);
-        *content_type = ct ? xstrdup(ct) : NULL;
-        *final_url = xstrdup(eff ? eff : url);
-        *len = sink.buf.len;
-        *body = sb_detach(&sink.buf);
-    }
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(e);
-    return ret;
+    *body = page.body;
+    *len = page.len;
+    *content_type = page.content_type;
+    *final_url = page.final_url;
+    return 0;
 }
 
 /* The listing of one project on one index: JSON when the server answers with it, else HTML. */
