@@ -23,17 +23,17 @@ extern "C" {
 
 typedef enum sageattn_status {
     SAGEATTN_OK = 0,
-    SAGEATTN_ERR_NULL_POINTER = 1,      /* a required pointer is NULL */
-    SAGEATTN_ERR_MISALIGNED = 2,        /* a pointer or stride breaks 16-byte row alignment */
-    SAGEATTN_ERR_BAD_SHAPE = 3,         /* a size is <= 0, or heads do not divide for GQA */
-    SAGEATTN_ERR_BAD_STRIDE = 4,        /* a stride is negative or rows overlap */
+    SAGEATTN_ERR_NULL_POINTER = 1,         /* a required pointer is NULL */
+    SAGEATTN_ERR_MISALIGNED = 2,           /* a pointer or stride breaks 16-byte row alignment */
+    SAGEATTN_ERR_BAD_SHAPE = 3,            /* a size is <= 0, or heads do not divide for GQA */
+    SAGEATTN_ERR_BAD_STRIDE = 4,           /* a stride is negative or rows overlap */
     SAGEATTN_ERR_UNSUPPORTED_HEAD_DIM = 5, /* head_dim outside 1..128 */
     SAGEATTN_ERR_UNSUPPORTED_DTYPE = 6,
-    SAGEATTN_ERR_UNSUPPORTED_MODE = 7,  /* e.g. int8-fp8 on a GPU without FP8 tensor cores */
-    SAGEATTN_ERR_NO_CODE_FOR_GPU = 8,   /* the library was not built for this GPU's arch */
+    SAGEATTN_ERR_UNSUPPORTED_MODE = 7, /* e.g. int8-fp8 on a GPU without FP8 tensor cores */
+    SAGEATTN_ERR_NO_CODE_FOR_GPU = 8,  /* the library was not built for this GPU's arch */
     SAGEATTN_ERR_WORKSPACE_TOO_SMALL = 9,
-    SAGEATTN_ERR_CUDA = 10,             /* a CUDA call failed; the message names it */
-    SAGEATTN_ERR_ABI = 11,              /* struct_size does not match this library */
+    SAGEATTN_ERR_CUDA = 10, /* a CUDA call failed; the message names it */
+    SAGEATTN_ERR_ABI = 11,  /* struct_size does not match this library */
 } sageattn_status;
 
 typedef enum sageattn_mode {
@@ -55,7 +55,7 @@ typedef struct sageattn_params {
     int num_kv_heads; /* divides num_q_heads (GQA/MQA) */
     int q_len;
     int kv_len;
-    int head_dim; /* 1..128; 64 and 128 run natively, others are zero-padded */
+    int head_dim;         /* 1..128; 64 and 128 run natively, others are zero-padded */
     sageattn_dtype dtype; /* of Q, K, V and O alike */
     const void *q;
     const void *k;
@@ -65,8 +65,8 @@ typedef struct sageattn_params {
     int64_t k_stride[3];
     int64_t v_stride[3];
     int64_t o_stride[3];
-    float *lse;      /* optional, [batch][num_q_heads][q_len] natural-log sum-exp, contiguous */
-    float sm_scale;  /* 0 means 1/sqrt(head_dim) */
+    float *lse;     /* optional, [batch][num_q_heads][q_len] natural-log sum-exp, contiguous */
+    float sm_scale; /* 0 means 1/sqrt(head_dim) */
     int causal;
     sageattn_mode mode;
 } sageattn_params;

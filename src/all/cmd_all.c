@@ -75,14 +75,10 @@ static void usage(FILE *f)
 static int parse_opts(int argc, char **argv, struct all_opts *o)
 {
     static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'},
-        {"cuda-home", required_argument, NULL, 'c'},
-        {"out", required_argument, NULL, 'o'},
-        {"json", no_argument, NULL, 'J'},
-        {"yes", no_argument, NULL, 'y'},
-        {"source", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"arch", required_argument, NULL, 'a'}, {"cuda-home", required_argument, NULL, 'c'},
+        {"out", required_argument, NULL, 'o'},  {"json", no_argument, NULL, 'J'},
+        {"yes", no_argument, NULL, 'y'},        {"source", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     int c;

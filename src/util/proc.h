@@ -7,26 +7,26 @@
 #include <stddef.h>
 
 struct proc_opts {
-    int timeout_ms;              /* <= 0 means the default, PROC_DEFAULT_TIMEOUT_MS */
-    size_t max_output;           /* bytes kept per stream; the rest is read and dropped */
-    const char *cwd;             /* NULL: inherit */
-    const char *const *env_set;  /* NULL-terminated "NAME=value" / "NAME" (unset) list */
-    int merge_stderr;            /* stderr goes into out */
-    int inherit_stdio;           /* child writes straight to our terminal; out/err stay empty */
+    int timeout_ms;             /* <= 0 means the default, PROC_DEFAULT_TIMEOUT_MS */
+    size_t max_output;          /* bytes kept per stream; the rest is read and dropped */
+    const char *cwd;            /* NULL: inherit */
+    const char *const *env_set; /* NULL-terminated "NAME=value" / "NAME" (unset) list */
+    int merge_stderr;           /* stderr goes into out */
+    int inherit_stdio;          /* child writes straight to our terminal; out/err stay empty */
 };
 
 #define PROC_DEFAULT_TIMEOUT_MS 10000
 #define PROC_DEFAULT_MAX_OUTPUT (1u << 20)
 
 struct proc_result {
-    int started;      /* 0: fork or exec failed; see spawn_errno */
+    int started; /* 0: fork or exec failed; see spawn_errno */
     int spawn_errno;
-    int exited;       /* exited normally, exit_code valid */
+    int exited; /* exited normally, exit_code valid */
     int exit_code;
-    int signaled;     /* killed by term_signal (also after a timeout) */
+    int signaled; /* killed by term_signal (also after a timeout) */
     int term_signal;
     int timed_out;
-    char *out;        /* NUL-terminated, never NULL after proc_run */
+    char *out; /* NUL-terminated, never NULL after proc_run */
     size_t out_len;
     char *err;
     size_t err_len;

@@ -122,9 +122,12 @@ static void reads_files_with_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(joins_paths),       cmocka_unit_test(which_searches_in_order),
-        cmocka_unit_test(colour_rules),      cmocka_unit_test(xdg_rules),
-        cmocka_unit_test(datadir_order),     cmocka_unit_test(strbuf_grows),
+        cmocka_unit_test(joins_paths),
+        cmocka_unit_test(which_searches_in_order),
+        cmocka_unit_test(colour_rules),
+        cmocka_unit_test(xdg_rules),
+        cmocka_unit_test(datadir_order),
+        cmocka_unit_test(strbuf_grows),
         cmocka_unit_test(reads_files_with_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
