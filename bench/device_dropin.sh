@@ -1,0 +1,52 @@
+#!/bin/bash
+# Checks the drop-in `sageattention` package on the GPU machine in one device call (run from the
+# repository root; bench/dropin_check.py says what is checked):
+#   bash bench/device_dropin.sh [--lib PATH] [dropin_check.py options...]
+# The library: --lib PATH, else $SAGEATTENTION_LIBRARY, else .device-carry/libsageattn.so (built
+# here with `bash bench/build.sh .device-carry sm_90` and carried), else it is built on the
+# machine with bench/build.sh (about a minute). SA_REV names the source revision in the results
+# when the machine has no .git. Results go to $OUT: dropin.json, dropin.log, gpu.txt (one
+# results.tgz instead when there are more than 8 files); the table and summary are printed last.
+# Exit status: dropin_check.py's (1 when a correctness check failed), 2 when nothing could run.
+set -o pipefail
+export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+OUT=${OUT:-/tmp/sa-dropin}
+mkdir -p "$OUT"
+lib=${SAGEATTENTION_LIBRARY:-.device-carry/libsageattn.so}
+if [ "${1:-}" = "--lib" ]; then
+    lib=$2
+    shift 2
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv >"$OUT/gpu.txt" 2>&1
+if ! python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>"$OUT/load.txt"; then
+    echo "library $lib does not load ($(head -c 300 "$OUT/load.txt")): building it here for sm_90"
+    if ! bash bench/build.sh /tmp/sa-dropin-build sm_90 >"$OUT/build.txt" 2>&1; then
+        tail -n 40 "$OUT/build.txt"
+        exit 2
+    fi
+    lib=/tmp/sa-dropin-build/libsageattn.so
+fi
+rm -f "$OUT/load.txt"
+rev=${SA_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+start=$(date +%s)
+python3 bench/dropin_check.py --lib "$lib" --out "$OUT/dropin.json" --rev "$rev" "$@" \
+    >"$OUT/dropin.log" 2>&1
+rc=$?
+echo "dropin_check exit $rc after $(($(date +%s) - start)) s (library $lib, revision $rev)" \
+    >>"$OUT/dropin.log"
+# The device tool brings back at most 8 files.
+if [ "$(find "$OUT" -type f | wc -l)" -gt 8 ]; then
+    tar -C "$OUT" -czf /tmp/sa-dropin-results.tgz . && rm -rf "${OUT:?}"/* &&
+        mv /tmp/sa-dropin-results.tgz "$OUT/results.tgz"
+    log=$(mktemp) && tar -xzf "$OUT/results.tgz" -O ./dropin.log >"$log"
+else
+    log=$OUT/dropin.log
+fi
+# The table and the summary are the log's last part (from the table's header on).
+if grep -q "^section " "$log"; then
+    sed -n '/^section /,$p' "$log" | tail -n 150
+else
+    tail -n 80 "$log"
+fi
+exit $rc
