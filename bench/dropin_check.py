@@ -44,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PACKAGE_PARENT = os.path.join(ROOT, "share", "python")
 
-# Knobs of the package (read from share/python/sageattention; see the report if they move).
+# Knobs of the package (share/python/sageattention/_settings.py; both read at call time).
 CHECK_FINITE_ENV = "SAGEATTENTION_CHECK_FINITE"
 WORKSPACE_CAP_LIFT_DEFAULT = "SAGEATTENTION_WORKSPACE_LIMIT_MB=0"
 # Settings that would change what is measured: cleared at start (and recorded when they were set).
