@@ -12,8 +12,9 @@ reference (cosine, rel-L1 = sum|o-r| / sum|r|, non-finite count):
   gqa      32/8 and 16/1 heads;   odd     L = 1, 17, 77, 1000, 4097, causal or not
   lqlk     Lq != Lk (causal aligned bottom-right, as the C ABI documents)
   hdim     head dims 40/64/80/96/128 (kernels) and 256 (SDPA, compared with SDPA too)
-  mask     bool and additive float masks of rank 2, 3, 4 (SDPA with the same mask must agree)
-  lse      return_lse against the reference's natural-log LSE
+  mask     bool and additive float masks of rank 2, 3, 4 (SDPA with the same mask must agree);
+           return_lse with a mask or D=256 must be right or refused with an exception
+  lse      return_lse against the reference's natural-log LSE (float32 [B, H, Lq])
   varlen   sageattn_varlen with cu_seqlens, GQA, causal
   stream   the call runs on torch's current stream (a side stream with queued work before it)
   compile  torch.compile(fullgraph=True) of a module that calls sageattn on NHD views (the first
@@ -27,6 +28,8 @@ reference (cosine, rel-L1 = sum|o-r| / sum|r|, non-finite count):
            and with the cap lifted (one child process each)
   import   `import sageattention` leaves CUDA uninitialised (child process)
 
+The bars each path must meet are BARS below. SAGEATTENTION_* settings in the environment are
+cleared first (defaults are measured); the children set the one they measure.
 Results (every figure measured here, none copied) go to --out as JSON; a compact table and a
 summary are printed last. Exit status 1 when any correctness check fails (speed goals are
 reported, not enforced), 2 on a usage or setup error.
