@@ -131,6 +131,12 @@ install: bin/sagebuild
 	cp -R kernels $(DESTDIR)$(PREFIX)/share/sagebuild/kernels
 	rm -rf $(DESTDIR)$(PREFIX)/share/sagebuild/kernels/build
 	cp -R manifests $(DESTDIR)$(PREFIX)/share/sagebuild/manifests
+	@if [ -d share/python/sageattention ]; then \
+		rm -rf $(DESTDIR)$(PREFIX)/share/sagebuild/python && \
+		mkdir -p $(DESTDIR)$(PREFIX)/share/sagebuild/python && \
+		cp -R share/python/sageattention $(DESTDIR)$(PREFIX)/share/sagebuild/python/ && \
+		find $(DESTDIR)$(PREFIX)/share/sagebuild/python -name __pycache__ -prune \
+			-exec rm -rf {} +; fi
 	@if [ -d share/completion ]; then install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions && \
 		install -m 644 share/completion/sagebuild.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sagebuild; fi

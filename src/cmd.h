@@ -19,6 +19,8 @@ int cmd_env(int argc, char **argv, const struct global_opts *g);
 int cmd_mirror(int argc, char **argv, const struct global_opts *g);
 int cmd_build(int argc, char **argv, const struct global_opts *g);
 int cmd_selftest(int argc, char **argv, const struct global_opts *g);
+int cmd_wheel(int argc, char **argv, const struct global_opts *g);
+int cmd_install(int argc, char **argv, const struct global_opts *g);
 int cmd_all(int argc, char **argv, const struct global_opts *g);
 
 /* For commands that exist in the table but are not built yet: says so and returns 70. */

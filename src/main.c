@@ -20,6 +20,8 @@ static const struct command commands[] = {
     {"mirror", cmd_mirror, "write a redist-shaped mirror tree from the download cache"},
     {"build", cmd_build, "compile the bundled attention kernels for chosen GPU archs"},
     {"selftest", cmd_selftest, "check the built kernels' accuracy and speed on each GPU"},
+    {"wheel", cmd_wheel, "pack the built kernels and the drop-in sageattention as a wheel"},
+    {"install", cmd_install, "build, test and install the drop-in sageattention into a python"},
     {"all", cmd_all, "doctor, fetch-cuda when needed, build, selftest"},
     {"help", cmd_help, "show help for sagebuild or one command"},
 };

@@ -1,5 +1,6 @@
 /* sagebuild build: compiles kernels/ with CMake for the asked archs, with an nvcc and a host
  * compiler chosen by the doctor's rules, and records what it did in <out>/build-record.json. */
+#include "build/api.h"
 #include "build/arch.h"
 #include "build/cmake.h"
 #include "build/gpus.h"
@@ -25,18 +26,6 @@
 #include <time.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-struct build_opts {
-    const char *arch;
-    const char *cuda_home;
-    const char *host_cc;
-    const char *out;
-    const char *head_dims;
-    int jobs;
-    int json;
-    int force;
-    int timeout_s;
-};
 
 static void usage(FILE *f)
 {
@@ -80,8 +69,7 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (struct build_opts){
-        .arch = "native", .head_dims = "64,128", .timeout_s = BUILD_DEFAULT_TIMEOUT_S};
+    build_opts_init(o);
     int c;
     while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
         switch (c) {
@@ -250,7 +238,13 @@ static void drop_stale_cache(const struct build_plan *plan, struct build_outcome
 
 /* --out, absolute (CMake reads a relative install prefix against its build folder), else the
  * XDG default. Heap string. */
-static char *out_dir(const char *flag)
+void build_opts_init(struct build_opts *o)
+{
+    *o = (struct build_opts){
+        .arch = "native", .head_dims = "64,128", .timeout_s = BUILD_DEFAULT_TIMEOUT_S};
+}
+
+char *build_out_dir(const char *flag)
 {
     if (flag && flag[0] == '/')
         return xstrdup(flag);
@@ -266,9 +260,9 @@ static char *out_dir(const char *flag)
     return dir;
 }
 
-static int run_build(const struct build_opts *o, struct build_outcome *res)
+int build_run(const struct build_opts *o, struct build_outcome *res)
 {
-    res->out_dir = out_dir(o->out);
+    res->out_dir = build_out_dir(o->out);
     char *kernels = datadir_find("kernels");
     char *lists = kernels ? fs_join(kernels, "CMakeLists.txt") : NULL;
     if (!lists || !fs_is_file(lists)) {
@@ -468,7 +462,7 @@ int cmd_build(int argc, char **argv, const struct global_opts *g)
         return rc < 0 ? SB_EXIT_OK : rc;
     struct build_outcome res;
     memset(&res, 0, sizeof res);
-    if (run_build(&o, &res) == 0)
+    if (build_run(&o, &res) == 0)
         res.exit_code = SB_EXIT_OK;
     else if (!res.error)
         build_outcome_error(&res, SB_EXIT_INTERNAL, xstrdup("build failed for no known reason"),

@@ -17,7 +17,7 @@ complete_words() { # complete_words WORD... : the candidates for the last word
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$(complete_words "$SB" "")
-for c in doctor fetch-cuda env mirror build selftest all help; do
+for c in doctor fetch-cuda env mirror build selftest wheel install all help; do
     echo "$out" | grep -qx "$c" || fail "command $c not offered: $out"
 done
 complete_words "$SB" sel | grep -qx selftest || fail "prefix 'sel' does not give selftest"
@@ -31,7 +31,7 @@ done
 # Every option a command's --help lists (which is what the completion offers) is documented in
 # the man page, so --help, completion and man stay in step.
 man=$here/man/sagebuild.1
-for c in doctor fetch-cuda env mirror build selftest all; do
+for c in doctor fetch-cuda env mirror build selftest wheel install all; do
     n=0
     for o in $(complete_words "$SB" "$c" --); do
         n=$((n + 1))
