@@ -37,9 +37,16 @@ note "sagebuild all --yes rc=$rc in $(($(date +%s) - start)) s"
 lib=$XDG_DATA_HOME/sagebuild/sageattn
 cp "$lib/build-record.json" "$OUT/" 2>/dev/null
 if [ -x "$lib/bin/sageattn-selftest" ]; then
+    cp "$lib/recommendation.json" "$OUT/recommendation-quick.json" 2>/dev/null
+    note "all's quick self-test recommends: $(python3 -c 'import json,sys; print([(g["name"], g["mode"], g["speedup_vs_fp16"]) for g in json.load(open(sys.argv[1]))["gpus"]])' "$lib/recommendation.json" 2>&1)"
     "$lib/bin/sageattn-selftest" --full --json >"$OUT/selftest-full.json" 2>"$OUT/selftest-full.err"
     note "selftest --full rc=$?"
+    python3 kernels/tests/check_selftest_json.py "$OUT/selftest-full.json"
+    note "selftest --full JSON against the schema check rc=$?"
     bin/sagebuild selftest --build "$lib" --full 2>&1 | tee "$OUT/selftest-full.txt" | tail -n 25
+    note "sagebuild selftest --full rc=${PIPESTATUS[0]}: $(grep -E 'recommended mode|why:' "$OUT/selftest-full.txt" | tr '\n' ' ')"
+    cp "$lib/recommendation.json" "$OUT/recommendation.json" 2>/dev/null
+    note "recommendation.json: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["library_sha256"][:12], [(g["name"], g["uuid"], g["mode"], g["runner_up"], g["speedup_vs_fp16"]) for g in d["gpus"]])' "$lib/recommendation.json" 2>&1); sha256 of the library: $(sha256sum "$lib/lib/libsageattn.so" | cut -c1-12)"
     compute-sanitizer --tool memcheck --error-exitcode 99 "$lib/bin/sageattn-selftest" --quick \
         --json >"$OUT/memcheck.txt" 2>&1
     note "compute-sanitizer memcheck (selftest --quick) rc=$?: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.txt" | tail -n 1)"

@@ -12,11 +12,12 @@ KERNEL_CUDA_HOME := $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/
 KERNEL_TEST_CFLAGS := $(CSTD) $(WARN) -O2 -g -Ikernels/ref -Ikernels/tests -Ikernels/include \
 	-Ikernels/selftest -Ikernels/src -isystem $(KERNEL_CUDA_HOME)/include
 KERNEL_REF_SRC := $(sort $(wildcard kernels/ref/*.c))
-KERNEL_TEST_SUPPORT := kernels/tests/sa_check.c kernels/tests/sa_testdata.c kernels/selftest/st_logic.c
+KERNEL_TEST_SUPPORT := kernels/tests/sa_check.c kernels/tests/sa_testdata.c kernels/selftest/st_logic.c \
+	kernels/selftest/st_judge.c
 KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h \
-	kernels/include/sageattn.h kernels/selftest/st_logic.h)
+	kernels/include/sageattn.h kernels/selftest/st_logic.h kernels/selftest/st_judge.h)
 KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref
-KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_report.c
+KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/selftest/st_report.c
 
 .PHONY: kernel-test kernel-cpu-test kernel-build-test
 

@@ -5,9 +5,11 @@
  * Per GPU: whether the library holds code for it (else the `sagebuild build --arch` to run),
  * the accuracy of each mode against a fp64 reference computed on the GPU over a matrix of
  * shapes and adversarial inputs (outputs poisoned first, coverage and guard elements checked,
- * LSE checked where requested), speed in TOPS against the fp16 mode, a verdict per mode and the
- * recommended mode. Calls only the public API (sageattn.h).
- * Exit: 0 all pass, 1 warnings, 2 failures, 77 no GPU, 64 usage, 70 internal error. */
+ * LSE checked where requested), speed in TOPS against the fp16 mode, per mode whether it is safe
+ * to use and whether it met its engineering goal (st_judge.h), and the recommended mode.
+ * Calls only the public API (sageattn.h).
+ * Exit: 0 all safe, 1 a mode not safe, 2 a mode broken or none safe, 77 no GPU, 64 usage,
+ * 70 internal error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,8 @@ static const char usage[] =
     "                  causal, HND/NHD, fp16/bf16, adversarial inputs; more speed shapes\n"
     "  --json          the result as JSON (schema 1) on stdout instead of a table\n"
     "  --modes LIST    comma-separated among int8-fp16,int8-fp8,fp16 (default: all three)\n"
-    "exit: 0 pass, 1 warnings, 2 failures, 77 no GPU, 64 usage, 70 internal error\n";
+    "exit: 0 every mode safe, 1 a mode not safe, 2 a mode broken or none safe, 77 no GPU,\n"
+    "      64 usage, 70 internal error\n";
 
 static int parse_modes(const char *list, struct st_options *o)
 {

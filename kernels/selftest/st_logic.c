@@ -5,20 +5,27 @@
 #include <string.h>
 
 #include "sageattn.h"
+#include "st_judge.h"
+
+static const char *const kind_names[] = {"random",     "k-offset",    "q-x10",
+                                         "v-near-max", "qk-near-max", "long"};
+
+const char *st_kind_name(enum st_kind k)
+{
+    return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
+}
 
 static size_t add_case(struct st_case *out, size_t n, size_t cap, struct st_case c)
 {
     if (n >= cap)
         return n;
     if (c.name[0] == '\0') {
-        static const char *kinds[] = {"random",     "k-offset",    "q-x10",
-                                      "v-near-max", "qk-near-max", "long"};
         char len[32];
         if (c.lq == c.lkv)
             snprintf(len, sizeof len, "L%d", c.lq);
         else
             snprintf(len, sizeof len, "Lq%d/Lkv%d", c.lq, c.lkv);
-        snprintf(c.name, sizeof c.name, "%s %s d%d%s%s%s%s", kinds[c.kind], len, c.d,
+        snprintf(c.name, sizeof c.name, "%s %s d%d%s%s%s%s", st_kind_name(c.kind), len, c.d,
                  c.hq != c.hkv ? " gqa" : "", c.causal ? " causal" : "", c.nhd ? " NHD" : "",
                  c.bf16 ? " bf16" : "");
     }
@@ -161,16 +168,38 @@ int st_mode_from_name(const char *name)
     return -1;
 }
 
+void st_format_uuid(const unsigned char bytes[16], char *out, size_t n)
+{
+    int any = 0;
+    for (int i = 0; i < 16; i++)
+        any |= bytes[i];
+    if (!any) {
+        snprintf(out, n, "%s", "");
+        return;
+    }
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    snprintf(out, n, "GPU-%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+int st_bar_for_name(const char *mode, struct st_bar *out)
+{
+    struct st_goal g;
+    if (!st_goal_for_mode(mode, &g))
+        return 0;
+    *out = (struct st_bar){g.cos, g.rel_l1, g.lse_abs};
+    return 1;
+}
+
 struct st_bar st_bar_for_mode(int mode)
 {
-    switch (mode) {
-    case SAGEATTN_MODE_INT8_FP16:
-        return (struct st_bar){0.9999, 0.012, 0.05};
-    case SAGEATTN_MODE_INT8_FP8:
-        return (struct st_bar){0.9992, 0.04, 0.05};
-    default:
-        return (struct st_bar){0.99999, 0.003, 0.001};
-    }
+    struct st_bar b;
+    st_bar_for_name(mode == SAGEATTN_MODE_INT8_FP16  ? "int8-fp16"
+                    : mode == SAGEATTN_MODE_INT8_FP8 ? "int8-fp8"
+                                                     : "fp16",
+                    &b);
+    return b;
 }
 
 const char *st_verdict_name(enum st_verdict v)
@@ -179,11 +208,12 @@ const char *st_verdict_name(enum st_verdict v)
     return names[v];
 }
 
-enum st_verdict st_judge_case(int mode, const struct st_case *c, struct st_case_result *r,
-                              double random_rel)
+enum st_verdict st_judge_case(const struct st_bar *goal, const struct st_case *c,
+                              struct st_case_result *r, double random_rel)
 {
-    struct st_bar bar = st_bar_for_mode(mode);
+    const struct st_bar bar = *goal;
     r->pass = 0;
+    r->goal_cos = r->goal_rel_l1 = 0;
     if (r->skipped)
         return ST_PASS;
     if (!r->api_ok || !r->coverage_ok || r->nonfinite > 0)
@@ -198,6 +228,8 @@ enum st_verdict st_judge_case(int mode, const struct st_case *c, struct st_case_
     /* Adversarial inputs are judged on rel-L1 (the goal is "at most twice the random one");
      * their cosine only has to stay within 10x the random bar's distance from 1. */
     double cos_floor = c->kind == ST_RANDOM ? bar.cos : 1.0 - 10.0 * (1.0 - bar.cos);
+    r->goal_cos = cos_floor;
+    r->goal_rel_l1 = rel_limit;
     int ok = r->rel_l1 <= rel_limit && r->cos >= cos_floor;
     if (c->lse && r->lse_err >= 0.0)
         ok = ok && r->lse_err <= bar.lse_abs && r->lse_inf_ok;

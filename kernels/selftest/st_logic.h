@@ -1,6 +1,7 @@
 /* The pure decisions of sageattn-selftest, kept apart from CUDA so CPU tests cover them: which
- * arch to build for a GPU, whether a build's arch list covers it, the test matrix, the accuracy
- * bars and the verdicts. */
+ * arch to build for a GPU, whether a build's arch list covers it, the test matrix, and each
+ * case's engineering-goal verdict (the safe bar and the recommendation are in st_judge.h, which
+ * the CLI shares). */
 #ifndef ST_LOGIC_H
 #define ST_LOGIC_H
 
@@ -20,6 +21,9 @@ enum st_kind {
     ST_QK_NEAR_LIMIT, /* Q and K reaching ±60000: only finiteness is judged */
     ST_LONG           /* random, but a long sequence: judged as adversarial */
 };
+
+/* The family's name as case names and the JSON spell it: "random", "k-offset", "q-x10", ... */
+const char *st_kind_name(enum st_kind k);
 
 struct st_case {
     char name[64];
@@ -50,10 +54,17 @@ int st_archs_cover_cc(const char *archs, int cc);
 /* Mode names as the API spells them; -1 for an unknown name. Mode numbers are sageattn_mode. */
 int st_mode_from_name(const char *name);
 
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (as nvidia-smi writes it) from the 16 bytes of
+ * cudaDeviceProp.uuid; "" when they are all zero (the driver gave none). */
+void st_format_uuid(const unsigned char bytes[16], char *out, size_t n);
+
 struct st_bar {
     double cos, rel_l1, lse_abs;
 };
-/* The accuracy goals of issue 4 (int8-fp16, int8-fp8) and our own for fp16. */
+/* The engineering goal of a mode by name (st_goal_for_mode: issue 4's for int8-fp16 and
+ * int8-fp8, our own for fp16); 0 for a mode without one. */
+int st_bar_for_name(const char *mode, struct st_bar *out);
+/* The same for the three modes the reference tests know by number. */
 struct st_bar st_bar_for_mode(int mode);
 
 struct st_case_result {
@@ -62,22 +73,24 @@ struct st_case_result {
     int coverage_ok; /* every output element written, nothing outside it */
     long nonfinite;  /* NaN/Inf among the written outputs */
     double cos, rel_l1, max_abs;
-    double lse_err; /* max |lse - ref| over rows with keys; < 0 when not checked */
-    int lse_inf_ok; /* rows without keys have -inf */
-    int pass;       /* filled by st_judge_case */
+    double lse_err;               /* max |lse - ref| over rows with keys; < 0 when not checked */
+    int lse_inf_ok;               /* rows without keys have -inf */
+    int pass;                     /* met its goal: filled by st_judge_case */
+    double goal_cos, goal_rel_l1; /* the limits st_judge_case held it to */
 };
 
 enum st_verdict { ST_PASS = 0, ST_WARN = 1, ST_FAIL = 2, ST_UNSUPPORTED = 3 };
 const char *st_verdict_name(enum st_verdict v);
 
-/* Judges one case: random cases against the mode's bar; adversarial ones (every kind but
- * ST_RANDOM) against twice the worst random rel-L1 of the same mode (random_rel), except
+/* Judges one case against its mode's engineering goal (bar): random cases against the bar;
+ * adversarial ones (every kind but ST_RANDOM) against twice the worst random rel-L1 of the same
+ * mode (random_rel), except
  * ST_QK_NEAR_LIMIT, which only needs finite, complete output; adversarial cosines only have to
  * stay within 10x the random bar's distance from 1. Returns the case's verdict: FAIL for
  * missing/extra writes, NaN/Inf, API errors, or more than twice the allowed error; WARN for a
  * miss within that; PASS otherwise; a skipped case is PASS with r->pass 0. Sets r->pass. */
-enum st_verdict st_judge_case(int mode, const struct st_case *c, struct st_case_result *r,
-                              double random_rel);
+enum st_verdict st_judge_case(const struct st_bar *bar, const struct st_case *c,
+                              struct st_case_result *r, double random_rel);
 
 #ifdef __cplusplus
 }

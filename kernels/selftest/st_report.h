@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "st_judge.h"
 #include "st_logic.h"
 
 #ifdef __cplusplus
@@ -14,7 +15,9 @@ extern "C" {
 struct st_case_out {
     struct st_case c;
     struct st_case_result r;
-    char error[200]; /* the API's message when sageattn_run refused or failed */
+    char error[200];       /* the API's message when sageattn_run refused or failed */
+    enum st_safety safety; /* against the safe bar (st_judge.h) */
+    char unsafe_why[120];  /* what was off, when not ST_SAFE */
 };
 
 struct st_speed_out {
@@ -30,7 +33,10 @@ struct st_mode_out {
     int mode; /* sageattn_mode */
     int supported;
     char reason[256];
-    enum st_verdict verdict;
+    enum st_verdict verdict; /* from the safe judgement: pass safe, warn inaccurate, fail broken */
+    int safe;                /* safe to use: every case within the safe bar */
+    char unsafe_why[300];    /* a reason not tied to one case ("no case ran", a CUDA error) */
+    int goal;                /* engineering goal: 1 met, 0 missed, -1 the mode has none */
     double worst_cos, worst_rel_l1;
     int nan_or_inf;
     struct st_case_out cases[ST_MAX_CASES];
@@ -44,11 +50,15 @@ struct st_device_out {
     char name[256];
     int cc;
     int has_code;
+    char uuid[48];       /* "GPU-..." or "" */
     char build_hint[64]; /* "" when has_code */
     char error[256];     /* a CUDA failure that stopped this device's tests, else "" */
     struct st_mode_out modes[3];
     int nmodes;
     int recommended; /* sageattn_mode, or -1 */
+    int runner_up;   /* sageattn_mode, or -1 */
+    int key_speed;   /* the speed[] slot the recommendation compared, or -1 */
+    char reason[400];
 };
 
 struct st_report {
@@ -59,11 +69,14 @@ struct st_report {
     int ndevices;
 };
 
-/* Worst figures and verdict of a mode from its judged cases. */
-void st_summarize_mode(struct st_mode_out *m);
-/* The fastest mode that passes (else warns), by speed-up on the first speed shape; -1 if none. */
-int st_recommend(const struct st_device_out *d);
-/* The process exit code: 77 skipped; 2 any failure or a GPU without code; 1 warnings; 0. */
+/* Judges every case of a mode, safe and goal, and sums them up: worst figures, safe, verdict,
+ * goal. stopped: the device's tests ended early (a CUDA error), so nothing is proven safe. */
+void st_summarize_mode(struct st_mode_out *m, const char *stopped);
+/* Summarizes every mode of d, then the recommendation (st_choose at st_key_shape). */
+void st_judge_device(struct st_device_out *d);
+/* The process exit code: 77 skipped; 2 a GPU without code or stopped by an error, a broken
+ * mode, or no safe mode on a GPU; 1 a mode outside the safe bar; 0 otherwise. A missed
+ * engineering goal alone is 0. */
 int st_exit_code(const struct st_report *r);
 
 void st_write_json(FILE *f, const struct st_report *r);

@@ -280,7 +280,7 @@ static int run_speed(struct st_ctx *x, const struct st_options *o, const struct 
 void st_run_device(const struct st_options *o, struct st_device_out *d)
 {
     struct cudaDeviceProp prop;
-    d->recommended = -1;
+    d->recommended = d->runner_up = d->key_speed = -1;
     cudaError_t e = cudaSetDevice(d->index);
     if (e == cudaSuccess)
         e = cudaGetDeviceProperties(&prop, d->index);
@@ -289,6 +289,7 @@ void st_run_device(const struct st_options *o, struct st_device_out *d)
         return;
     }
     snprintf(d->name, sizeof d->name, "%s", prop.name);
+    st_format_uuid((const unsigned char *)prop.uuid.bytes, d->uuid, sizeof d->uuid);
     d->cc = prop.major * 10 + prop.minor;
     sageattn_mode resolved;
     sageattn_status s = sageattn_resolve_mode(SAGEATTN_MODE_FP16, d->index, &resolved);
@@ -330,7 +331,5 @@ void st_run_device(const struct st_options *o, struct st_device_out *d)
         cudaStreamDestroy(x.stream);
     }
 summarize:
-    for (int i = 0; i < d->nmodes; i++)
-        st_summarize_mode(&d->modes[i]);
-    d->recommended = st_recommend(d);
+    st_judge_device(d);
 }

@@ -130,6 +130,23 @@ static char *first_string(const cJSON *root, const char *const *paths)
     return NULL;
 }
 
+/* "int8-fp16, fp16" from the modes whose "safe" is want. */
+static void mode_names(const cJSON *modes, int want, struct strbuf *sb)
+{
+    int n = 0;
+    cJSON *m;
+    cJSON_ArrayForEach(m, modes)
+    {
+        cJSON *safe = cJSON_GetObjectItemCaseSensitive(m, "safe");
+        cJSON *supported = cJSON_GetObjectItemCaseSensitive(m, "supported");
+        cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "mode");
+        if (cJSON_IsBool(safe) && !cJSON_IsFalse(supported) && cJSON_IsTrue(safe) == want &&
+            cJSON_IsString(name))
+            sb_addf(sb, "%s%s", n++ ? ", " : "", name->valuestring);
+    }
+}
+
+/* One line per GPU: the recommended mode and its speed-up, the safe modes, the unsafe ones. */
 static void read_devices(const cJSON *devices, struct stage_result *out)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -142,12 +159,34 @@ static void read_devices(const cJSON *devices, struct stage_result *out)
         char *rec = str_dup_or_null(d, "recommended_mode");
         char *hint = str_dup_or_null(d, "build_hint");
         cJSON *has_code = cJSON_GetObjectItemCaseSensitive(d, "has_code");
+        cJSON *modes = cJSON_GetObjectItemCaseSensitive(d, "modes");
         sb_addf(&sb, "GPU %d %s: ", cJSON_IsNumber(idx) ? idx->valueint : 0, name ? name : "?");
-        if (cJSON_IsFalse(has_code))
+        if (cJSON_IsFalse(has_code)) {
             sb_addf(&sb, "no code for it%s%s", hint ? "; run: " : "", hint ? hint : "");
-        else
-            sb_addf(&sb, "%s%s%s", verdict ? verdict : "?", rec ? ", recommended mode " : "",
+        } else {
+            sb_addf(&sb, "%s%s", rec ? "recommended mode " : "no mode is safe to recommend",
                     rec ? rec : "");
+            cJSON *m;
+            cJSON_ArrayForEach(m, modes)
+            {
+                cJSON *mode = cJSON_GetObjectItemCaseSensitive(m, "mode");
+                cJSON *tops = cJSON_GetObjectItemCaseSensitive(m, "tops");
+                if (rec && cJSON_IsString(mode) && !strcmp(mode->valuestring, rec) &&
+                    cJSON_IsNumber(tops))
+                    sb_addf(&sb, " (%.0f TOPS)", tops->valuedouble);
+            }
+            struct strbuf safe = STRBUF_INIT, unsafe = STRBUF_INIT;
+            mode_names(modes, 1, &safe);
+            mode_names(modes, 0, &unsafe);
+            if (safe.len)
+                sb_addf(&sb, "; safe: %s", safe.buf);
+            if (unsafe.len)
+                sb_addf(&sb, "; not safe: %s", unsafe.buf);
+            if (!safe.len && !unsafe.len) /* an older sagebuild's JSON: only verdicts */
+                sb_addf(&sb, "; %s", verdict ? verdict : "?");
+            sb_free(&safe);
+            sb_free(&unsafe);
+        }
         sb_adds(&sb, "\n");
         free(name);
         free(verdict);
@@ -196,9 +235,15 @@ int all_read_stage(const char *json, struct stage_result *out, char **error)
     cJSON *cpu = path(root, "record.time.cpu_seconds");
     out->cpu_seconds = cJSON_IsNumber(cpu) ? cpu->valuedouble : 0;
     out->skipped = str_dup_or_null(root, "skipped");
+    out->record = str_dup_or_null(root, "recommendation_record");
     cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
     if (cJSON_IsArray(devices))
         read_devices(devices, out);
+    if (out->verdicts && out->record) {
+        char *with = xasprintf("%srecorded in %s\n", out->verdicts, out->record);
+        free(out->verdicts);
+        out->verdicts = with;
+    }
     cJSON_Delete(root);
     if (!out->status) {
         *error = xstrdup("its JSON has no \"status\"");
@@ -220,5 +265,6 @@ void all_stage_result_free(struct stage_result *r)
     free(r->log_tail);
     free(r->skipped);
     free(r->verdicts);
+    free(r->record);
     memset(r, 0, sizeof *r);
 }

@@ -54,7 +54,9 @@ struct stage_result {
     char *log;      /* build: the kept log, and its last lines after a failure */
     char *log_tail; /* (selftest: its output tail) */
     char *skipped;  /* selftest */
-    char *verdicts; /* selftest: "GPU 0 NVIDIA H200: pass, recommended int8-fp16" lines */
+    char *verdicts; /* selftest: "GPU 0 NVIDIA H200: recommended mode int8-fp16 (414 TOPS);
+                       safe: fp16, int8-fp16, int8-fp8" lines */
+    char *record;   /* selftest: the recommendation.json it wrote */
 };
 
 /* Reads a stage's JSON. 0, or -1 with *error (heap) for output that is not JSON of ours. */

@@ -1,8 +1,12 @@
 /* sagebuild selftest: runs the built sageattn-selftest in its own process (a crashing kernel
- * cannot take the CLI down), reads its JSON and shows a verdict per GPU and mode. */
+ * cannot take the CLI down), reads its JSON, shows per GPU and mode whether it is safe to use
+ * and whether it met its engineering goal, and records the recommended mode per GPU in
+ * <build>/recommendation.json for the sageattention package. */
 #include "build/run.h"
 #include "cmd.h"
+#include "fetch/verify.h"
 #include "probe/gpu.h"
+#include "selftest/recommendation.h"
 #include "selftest/render.h"
 #include "selftest/report.h"
 #include "util/cli.h"
@@ -12,10 +16,13 @@
 #include "util/strbuf.h"
 #include "util/xdg.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define SELFTEST_DEFAULT_TIMEOUT_S 1800
 #define SELFTEST_MAX_OUTPUT (32u << 20)
@@ -30,20 +37,25 @@ struct selftest_opts {
 
 static void usage(FILE *f)
 {
-    fputs("usage: sagebuild selftest [--build DIR] [--device N|all] [--quick|--full]\n"
-          "                          [--timeout SECONDS] [--json]\n\n"
-          "Runs DIR/bin/sageattn-selftest: accuracy of each mode (int8-fp16, int8-fp8, fp16)\n"
-          "against a high-precision reference on the GPU, and speed in TOPS against the fp16\n"
-          "baseline; prints a table per GPU, a verdict per mode and the recommended mode.\n\n"
-          "  --build DIR        what `sagebuild build --out` made (default\n"
-          "                     $XDG_DATA_HOME/sagebuild/sageattn)\n"
-          "  --device N|all     which GPU (default: every GPU)\n"
-          "  --quick, --full    a representative subset (default) or the whole matrix\n"
-          "  --timeout SECONDS  kill a hanging self-test after this long (default 1800)\n"
-          "  --json             print a normalised JSON with every number\n\n"
-          "Exit status: 0 all modes pass, 1 warnings, 2 a mode failed, a GPU has no code, or the\n"
-          "self-test crashed, hung or printed garbage; 77 skipped: no GPU; 64 usage.\n",
-          f);
+    fputs(
+        "usage: sagebuild selftest [--build DIR] [--device N|all] [--quick|--full]\n"
+        "                          [--timeout SECONDS] [--json]\n\n"
+        "Runs DIR/bin/sageattn-selftest: accuracy of each mode (int8-fp16, int8-fp8, fp16)\n"
+        "against a high-precision reference on the GPU, and speed in TOPS against the fp16\n"
+        "baseline. Per GPU and mode: safe (every case finite, complete and within cos >= 0.999,\n"
+        "rel-L1 <= 0.05) and its engineering goal (a note); the recommended mode is the\n"
+        "fastest safe one at L=16K (--full) or 4K, D=128, never one slower than fp16. It is\n"
+        "written to DIR/recommendation.json, which the sageattention package reads.\n\n"
+        "  --build DIR        what `sagebuild build --out` made (default\n"
+        "                     $XDG_DATA_HOME/sagebuild/sageattn)\n"
+        "  --device N|all     which GPU (default: every GPU)\n"
+        "  --quick, --full    a representative subset (default) or the whole matrix\n"
+        "  --timeout SECONDS  kill a hanging self-test after this long (default 1800)\n"
+        "  --json             print a normalised JSON with every number\n\n"
+        "Exit status: 0 every mode safe (missed goals are notes), 1 a mode is not safe, 2 a mode\n"
+        "is broken (NaN, missing writes, errors), no mode is safe, a GPU has no code, or the\n"
+        "self-test crashed, hung or printed garbage; 77 skipped: no GPU; 64 usage.\n",
+        f);
 }
 
 static int parse_opts(int argc, char **argv, struct selftest_opts *o)
@@ -101,6 +113,7 @@ struct outcome {
     struct st_report report;
     int have_report;
     char *error, *fix, *tail, *program, *build_dir, *out_flag;
+    char *record_path, *record_note;
 };
 
 static void fail(struct outcome *oc, char *error, char *fix)
@@ -208,6 +221,56 @@ static void run_selftest(const struct selftest_opts *o, struct outcome *oc)
     proc_result_free(&r);
 }
 
+/* Writes path atomically: a reader sees the old record or the new one, never half of one. */
+static int write_atomically(const char *path, const char *text)
+{
+    char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int rc = fs_write_file(tmp, text, strlen(text));
+    if (rc == 0)
+        rc = rename(tmp, path);
+    int e = errno;
+    unlink(tmp);
+    free(tmp);
+    errno = e;
+    return rc;
+}
+
+/* <build>/recommendation.json from a run that tested at least one GPU. */
+static void record_recommendation(struct outcome *oc)
+{
+    if (!oc->have_report || oc->report.ndevices == 0 || oc->error)
+        return;
+    char *lib = fs_join(oc->build_dir, "lib/libsageattn.so");
+    char *path = fs_join(oc->build_dir, RECOMMENDATION_NAME);
+    char hex[65];
+    if (sha256_file(lib, hex, NULL) < 0) {
+        oc->record_note = xasprintf("cannot read %s: %s", lib, strerror(errno));
+    } else {
+        size_t len = 0;
+        char *previous = fs_read_file(path, 1u << 20, &len);
+        char date[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+        struct recommendation_facts f = {hex, "sagebuild selftest " SAGEBUILD_VERSION, date,
+                                         previous};
+        int n = 0;
+        char *text = recommendation_build(&oc->report, &f, &n);
+        if (!text && unlink(path) == 0)
+            oc->record_note = xasprintf("no GPU has a recommended mode; removed the old %s", path);
+        else if (!text)
+            oc->record_note = xstrdup("no GPU has a recommended mode");
+        else if (write_atomically(path, text) < 0)
+            oc->record_note = xasprintf("cannot write %s: %s", path, strerror(errno));
+        else
+            oc->record_path = xstrdup(path);
+        free(text);
+        free(previous);
+    }
+    free(lib);
+    free(path);
+}
+
 int cmd_selftest(int argc, char **argv, const struct global_opts *g)
 {
     struct selftest_opts o;
@@ -217,6 +280,9 @@ int cmd_selftest(int argc, char **argv, const struct global_opts *g)
     struct outcome oc;
     memset(&oc, 0, sizeof oc);
     run_selftest(&o, &oc);
+    record_recommendation(&oc);
+    oc.run.record_path = oc.record_path;
+    oc.run.record_note = oc.record_note;
     oc.run.build_dir = oc.build_dir;
     oc.run.program = oc.program;
     oc.run.error = oc.error;
@@ -242,5 +308,7 @@ int cmd_selftest(int argc, char **argv, const struct global_opts *g)
     free(oc.program);
     free(oc.build_dir);
     free(oc.out_flag);
+    free(oc.record_path);
+    free(oc.record_note);
     return rc;
 }

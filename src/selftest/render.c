@@ -40,13 +40,25 @@ static void add_str(cJSON *o, const char *key, const char *v)
         cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *mode_json(const struct st_mode *m)
+static void add_strings(cJSON *o, const char *key, char *const *list, int n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(list[i]));
+}
+
+static cJSON *mode_json(const struct st_mode *m, double key_tops)
 {
     cJSON *o = cJSON_CreateObject();
     add_str(o, "mode", m->mode);
     cJSON_AddBoolToObject(o, "supported", m->supported);
     add_str(o, "reason", m->reason);
     cJSON_AddStringToObject(o, "verdict", st_verdict_name(m->verdict));
+    cJSON_AddBoolToObject(o, "safe", m->supported && m->safe);
+    add_strings(o, "unsafe_reasons", m->unsafe_reasons, m->nunsafe);
+    cJSON_AddStringToObject(o, "goal", st_goal_name(m->goal));
+    add_strings(o, "goal_notes", m->goal_notes, m->ngoal_notes);
+    add_num(o, "tops", key_tops);
     add_num(o, "worst_cos", m->has_accuracy ? m->worst_cos : NAN);
     add_num(o, "worst_rel_l1", m->has_accuracy ? m->worst_rel_l1 : NAN);
     add_num(o, "bar_cos", m->bar_cos);
@@ -63,6 +75,7 @@ static cJSON *mode_json(const struct st_mode *m)
         cJSON *c = cJSON_CreateObject();
         add_str(c, "name", k->name);
         add_str(c, "kind", k->kind);
+        add_str(c, "family", k->family);
         cJSON_AddNumberToObject(c, "b", k->b);
         cJSON_AddNumberToObject(c, "hq", k->hq);
         cJSON_AddNumberToObject(c, "hkv", k->hkv);
@@ -79,6 +92,9 @@ static cJSON *mode_json(const struct st_mode *m)
         cJSON_AddNumberToObject(c, "nonfinite", (double)k->nonfinite);
         cJSON_AddBoolToObject(c, "coverage_ok", k->coverage_ok);
         cJSON_AddBoolToObject(c, "pass", k->pass);
+        cJSON_AddBoolToObject(c, "safe", k->safe);
+        add_str(c, "unsafe_reason", k->unsafe_reason);
+        cJSON_AddBoolToObject(c, "skipped", k->skipped);
         add_str(c, "error", k->error);
         cJSON_AddItemToArray(cases, c);
     }
@@ -96,6 +112,31 @@ static cJSON *mode_json(const struct st_mode *m)
         add_num(c, "speedup_vs_fp16", s->speedup_vs_fp16 >= 0 ? s->speedup_vs_fp16 : NAN);
         cJSON_AddItemToArray(speed, c);
     }
+    return o;
+}
+
+static cJSON *recommendation_json(const struct st_device *d)
+{
+    if (!d->has_code || !d->rec.reason)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "mode", d->rec.mode);
+    add_str(o, "runner_up", d->rec.runner_up);
+    add_str(o, "reason", d->rec.reason);
+    if (d->rec.has_shape) {
+        cJSON *s = cJSON_AddObjectToObject(o, "shape");
+        cJSON_AddNumberToObject(s, "b", d->rec.shape.b);
+        cJSON_AddNumberToObject(s, "h", d->rec.shape.h);
+        cJSON_AddNumberToObject(s, "l", d->rec.shape.l);
+        cJSON_AddNumberToObject(s, "d", d->rec.shape.d);
+        cJSON_AddBoolToObject(s, "causal", d->rec.shape.causal);
+    } else {
+        cJSON_AddNullToObject(o, "shape");
+    }
+    cJSON *safe = cJSON_AddArrayToObject(o, "safe_modes");
+    for (int k = 0; k < d->nmodes; k++)
+        if (d->modes[k].supported && d->modes[k].safe)
+            cJSON_AddItemToArray(safe, cJSON_CreateString(d->modes[k].mode));
     return o;
 }
 
@@ -120,6 +161,8 @@ char *selftest_render_json(const struct st_report *r, const struct st_run *run)
         cJSON_AddNullToObject(lib, "abi");
     add_str(lib, "archs", r ? r->archs : NULL);
     add_str(root, "skipped", r ? r->skipped : NULL);
+    add_str(root, "recommendation_record", run->record_path);
+    add_str(root, "recommendation_note", run->record_note);
     if (run->error) {
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "summary", run->error);
@@ -141,10 +184,13 @@ char *selftest_render_json(const struct st_report *r, const struct st_run *run)
         free(hint);
         add_str(o, "error", d->error);
         cJSON_AddStringToObject(o, "verdict", st_verdict_name(st_device_verdict(d)));
+        add_str(o, "uuid", d->uuid);
         add_str(o, "recommended_mode", d->recommended_mode);
+        cJSON_AddItemToObject(o, "recommended", recommendation_json(d));
         cJSON *modes = cJSON_AddArrayToObject(o, "modes");
         for (int k = 0; k < d->nmodes; k++)
-            cJSON_AddItemToArray(modes, mode_json(&d->modes[k]));
+            cJSON_AddItemToArray(modes,
+                                 mode_json(&d->modes[k], d->rec.tops ? d->rec.tops[k] : NAN));
         cJSON_AddItemToArray(devs, o);
     }
     char *text = cJSON_Print(root);
@@ -172,25 +218,13 @@ static void fmt_num(char *buf, size_t len, int decimals, const char *suffix, dou
         snprintf(buf, len, "%.*f%s", decimals, v, suffix);
 }
 
-/* The cases that missed the bar, so a warning or failure says where. */
-static void print_failed_cases(const struct st_mode *m, FILE *f)
+/* Up to `shown` lines of a list, then how many more. */
+static void print_lines(FILE *f, const char *label, char *const *lines, int n, int shown)
 {
-    enum { SHOWN = 8 };
-    int shown = 0, failed = st_mode_failed_cases(m);
-    for (int i = 0; i < m->ncases && shown < SHOWN; i++) {
-        const struct st_case *k = &m->cases[i];
-        if (k->pass)
-            continue;
-        shown++;
-        if (k->error)
-            fprintf(f, "             %-34s error: %s\n", k->name ? k->name : "?", k->error);
-        else
-            fprintf(f, "             %-34s cos %.6f rel-L1 %.4f%s%s\n", k->name ? k->name : "?",
-                    k->cos, k->rel_l1, k->coverage_ok ? "" : " (outputs not all written)",
-                    k->nonfinite ? " (NaN/Inf)" : "");
-    }
-    if (failed > shown)
-        fprintf(f, "             ... and %d more (--json lists every case)\n", failed - shown);
+    for (int i = 0; i < n && i < shown; i++)
+        fprintf(f, "             %s%s\n", label, lines[i]);
+    if (n > shown)
+        fprintf(f, "             ... and %d more (--json lists them all)\n", n - shown);
 }
 
 static void print_device(const struct st_device *d, const struct st_run *run, FILE *f, int color)
@@ -214,36 +248,48 @@ static void print_device(const struct st_device *d, const struct st_run *run, FI
         if (d->nmodes == 0)
             return;
     }
-    fprintf(f, "  %-10s %-11s %10s %8s %6s %8s %8s\n", "mode", "verdict", "worst cos", "rel-L1",
-            "cases", "TOPS", "vs fp16");
+    char at[48] = "TOPS";
+    if (d->rec.has_shape)
+        snprintf(at, sizeof at, "TOPS L%d D%d%s", d->rec.shape.l, d->rec.shape.d,
+                 d->rec.shape.causal ? " causal" : "");
+    fprintf(f, "  %-10s %-5s %-7s %10s %8s %6s %16s %8s\n", "mode", "safe", "goal", "worst cos",
+            "rel-L1", "cases", at, "vs fp16");
+    int fp16 = st_device_mode_index(d, "fp16");
+    double base = fp16 >= 0 && d->rec.tops ? d->rec.tops[fp16] : NAN;
     for (int k = 0; k < d->nmodes; k++) {
         const struct st_mode *m = &d->modes[k];
         char cosb[16], relb[16], topsb[16], sub[16], casesb[16];
-        const struct st_speed *best = st_mode_best_speed(m);
+        double tops = d->rec.tops ? d->rec.tops[k] : NAN;
         fmt_num(cosb, sizeof cosb, 6, "", m->has_accuracy ? m->worst_cos : NAN);
         fmt_num(relb, sizeof relb, 4, "", m->has_accuracy ? m->worst_rel_l1 : NAN);
-        fmt_num(topsb, sizeof topsb, 1, "", best ? best->tops : NAN);
-        fmt_num(sub, sizeof sub, 2, "x",
-                best && best->speedup_vs_fp16 >= 0 ? best->speedup_vs_fp16 : NAN);
+        fmt_num(topsb, sizeof topsb, 1, "", tops);
+        fmt_num(sub, sizeof sub, 2, "x", base > 0 ? tops / base : NAN);
         if (m->ncases)
-            snprintf(casesb, sizeof casesb, "%d/%d", m->ncases - st_mode_failed_cases(m),
-                     m->ncases);
+            snprintf(casesb, sizeof casesb, "%d", m->ncases);
         else
             snprintf(casesb, sizeof casesb, "-");
-        fprintf(f, "  %-10s %s%-11s%s %10s %8s %6s %8s %8s\n", m->mode,
-                verdict_color(m->verdict, color), st_verdict_name(m->verdict), reset, cosb, relb,
-                casesb, topsb, sub);
+        enum st_verdict v = m->verdict;
+        const char *safe = !m->supported ? "-" : m->safe ? "yes" : v == ST_FAIL ? "BROKEN" : "NO";
+        fprintf(f, "  %-10s %s%-5s%s %-7s %10s %8s %6s %16s %8s\n", m->mode,
+                verdict_color(m->supported ? v : ST_UNSUPPORTED, color), safe, reset,
+                st_goal_name(m->goal), cosb, relb, casesb, topsb, sub);
         if (m->nan_or_inf)
             fprintf(f, "             NaN or Inf in the output\n");
         if (m->reason && *m->reason)
             fprintf(f, "             %s\n", m->reason);
-        print_failed_cases(m, f);
+        if (m->supported)
+            print_lines(f, "not safe: ", m->unsafe_reasons, m->nunsafe, 8);
+        print_lines(f, "goal note: ", m->goal_notes, m->ngoal_notes, 4);
     }
     enum st_verdict v = st_device_verdict(d);
     fprintf(f, "  verdict: %s%s%s", verdict_color(v, color), st_verdict_name(v), reset);
     if (d->recommended_mode)
         fprintf(f, "; recommended mode: %s%s%s", bold, d->recommended_mode, reset);
+    else if (d->has_code)
+        fputs("; no recommended mode", f);
     fputc('\n', f);
+    if (d->rec.reason && *d->rec.reason)
+        fprintf(f, "  why: %s\n", d->rec.reason);
 }
 
 void selftest_render_text(const struct st_report *r, const struct st_run *run, FILE *f, int color)
@@ -270,5 +316,13 @@ void selftest_render_text(const struct st_report *r, const struct st_run *run, F
             fputc('\n', f);
         print_device(&r->devices[i], run, f, color);
     }
+    fprintf(f,
+            "\n  (safe: every case within cos >= %g and rel-L1 <= %g, finite and complete; goal:\n"
+            "   each mode's engineering bar, a note only)\n",
+            ST_SAFE_COS, ST_SAFE_REL_L1);
+    if (run->record_path)
+        fprintf(f, "recommendation recorded in %s\n", run->record_path);
+    else if (run->record_note)
+        fprintf(f, "recommendation not recorded: %s\n", run->record_note);
     fprintf(f, "\nselftest: %s (%.1f s)\n", st_status_word(run->exit_code, 0), run->elapsed_s);
 }

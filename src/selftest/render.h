@@ -16,15 +16,20 @@ struct st_run {
     const char *fix;
     const char *output_tail; /* the program's last output lines, after an error */
     const char *out_flag;    /* " --out DIR" to add to build hints, or "" */
+    const char *record_path; /* the recommendation.json written, or NULL */
+    const char *record_note; /* why none was written (or an old one removed), or NULL */
 };
 
 /* Exit-status word: "pass", "warn", "fail", "skipped", "error". */
 const char *st_status_word(int exit_code, int have_error);
 
 /* {"schema":1,"command":"selftest","status",..,"exit_code",..,"build",..,"program",..,
- *  "child_exit",..,"elapsed_s",..,"library":{"abi","archs"},"skipped",..,"error":null|{..},
- *  "devices":[{"index","name","cc","has_code","build_hint","verdict","recommended_mode",
- *  "modes":[{"mode","supported","reason","verdict","worst_cos","worst_rel_l1","nan_or_inf",
+ *  "child_exit",..,"elapsed_s",..,"library":{"abi","archs"},"skipped",..,
+ *  "recommendation_record":path|null,"recommendation_note":..|null,"error":null|{..},
+ *  "devices":[{"index","name","cc","uuid","has_code","build_hint","verdict","recommended_mode",
+ *  "recommended":{"mode","runner_up","reason","shape","safe_modes"}|null,
+ *  "modes":[{"mode","supported","reason","verdict","safe","unsafe_reasons","goal","goal_notes",
+ *  "tops" (at the recommendation's shape),"worst_cos","worst_rel_l1","nan_or_inf",
  *  "cases_total","cases_failed","best_tops","speedup_vs_fp16","cases":[..],"speed":[..]}]}]}
  * r may be NULL (an error before any report). Heap string. */
 char *selftest_render_json(const struct st_report *r, const struct st_run *run);

@@ -17,6 +17,11 @@ const char *st_verdict_name(enum st_verdict v)
     return (unsigned)v < 4 ? verdict_names[v] : "fail";
 }
 
+const char *st_goal_name(int goal)
+{
+    return goal < 0 ? "none" : goal ? "met" : "missed";
+}
+
 static cJSON *get(const cJSON *o, const char *key)
 {
     return cJSON_GetObjectItemCaseSensitive(o, key);
@@ -47,10 +52,38 @@ static int boolean(const cJSON *o, const char *key, int dflt)
     return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
 }
 
+/* A JSON array of strings; non-strings are left out. */
+static char **string_list(const cJSON *a, int *n)
+{
+    int cap = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    char **out = xcalloc((size_t)cap + 1, sizeof *out);
+    *n = 0;
+    cJSON *v;
+    cJSON_ArrayForEach(v, a)
+    {
+        if (cJSON_IsString(v) && v->valuestring)
+            out[(*n)++] = xstrdup(v->valuestring);
+    }
+    return out;
+}
+
+static void add_string(char ***list, int *n, char *s)
+{
+    *list = xrealloc(*list, ((size_t)*n + 2) * sizeof **list);
+    (*list)[(*n)++] = s;
+    (*list)[*n] = NULL;
+}
+
 static void parse_case(const cJSON *c, struct st_case *k)
 {
     k->name = str_or_null(c, "name");
     k->kind = str_or_null(c, "kind");
+    k->family = str_or_null(c, "family");
+    if (!k->family && k->name) /* older programs: the family is the name's first word */
+        k->family = xstrndup(k->name, strcspn(k->name, " "));
+    k->skipped = boolean(c, "skipped", 0);
+    k->safe = boolean(c, "safe", 0);
+    k->unsafe_reason = str_or_null(c, "unsafe_reason");
     k->error = str_or_null(c, "error");
     k->lse_max_err = num(c, "lse_max_err");
     double nf = num(c, "nonfinite");
@@ -127,6 +160,16 @@ static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
     } else {
         out->worst_cos = out->worst_rel_l1 = out->bar_cos = out->bar_rel_l1 = NAN;
     }
+    out->goal = -1;
+    cJSON *safe = get(m, "safe");
+    if (cJSON_IsBool(safe)) {
+        out->safe = cJSON_IsTrue(safe);
+        out->unsafe_reasons = string_list(get(m, "unsafe_reasons"), &out->nunsafe);
+        cJSON *goal = get(m, "goal");
+        const char *g = cJSON_IsString(goal) ? goal->valuestring : "none";
+        out->goal = !strcmp(g, "met") ? 1 : !strcmp(g, "missed") ? 0 : -1;
+        out->goal_notes = string_list(get(m, "goal_notes"), &out->ngoal_notes);
+    }
     cJSON *speed = get(m, "speed");
     int n = cJSON_IsArray(speed) ? cJSON_GetArraySize(speed) : 0;
     out->speed = xcalloc((size_t)n + 1, sizeof *out->speed);
@@ -139,11 +182,12 @@ static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
     return 0;
 }
 
-static int parse_device(const cJSON *d, struct st_device *out, char **error)
+static int parse_device(const cJSON *d, struct st_device *out, int *judged_here, char **error)
 {
     out->index = integer(d, "index");
     out->name = str_or_null(d, "name");
     out->cc = str_or_null(d, "cc");
+    out->uuid = str_or_null(d, "uuid");
     cJSON *modes = get(d, "modes");
     if (!out->name || !cJSON_IsArray(modes)) {
         *error = xstrdup("a device entry lacks \"name\" or a \"modes\" array");
@@ -164,8 +208,125 @@ static int parse_device(const cJSON *d, struct st_device *out, char **error)
         }
         if (parse_mode(m, &out->modes[out->nmodes++], error) < 0)
             return -1;
+        if (!cJSON_IsBool(get(m, "safe")))
+            *judged_here = 1;
     }
     return 0;
+}
+
+/* An older program's mode: the safe judgement from its figures by the shared rules; its own
+ * verdict was the engineering goal. */
+static void judge_mode_here(struct st_mode *m, const char *device_error)
+{
+    int was_goal = m->verdict;
+    m->goal = was_goal == ST_UNSUPPORTED ? -1 : was_goal == ST_PASS;
+    m->unsafe_reasons = xcalloc(1, sizeof *m->unsafe_reasons);
+    m->goal_notes = xcalloc(1, sizeof *m->goal_notes);
+    m->nunsafe = m->ngoal_notes = 0;
+    m->safe = 0;
+    if (!m->supported) {
+        m->verdict = ST_UNSUPPORTED;
+        add_string(&m->unsafe_reasons, &m->nunsafe,
+                   xasprintf("not supported: %s", m->reason ? m->reason : "?"));
+        return;
+    }
+    enum st_safety worst = ST_SAFE;
+    int judged = 0;
+    for (int i = 0; i < m->ncases; i++) {
+        struct st_case *k = &m->cases[i];
+        if (!k->pass && m->goal == 0)
+            add_string(
+                &m->goal_notes, &m->ngoal_notes,
+                xasprintf("%s: cos %.6f rel-L1 %.4f", k->name ? k->name : "?", k->cos, k->rel_l1));
+        if (k->skipped)
+            continue;
+        judged++;
+        struct st_figures f = {!k->error && !isnan(k->cos),
+                               k->coverage_ok,
+                               k->nonfinite,
+                               k->cos,
+                               k->rel_l1,
+                               isnan(k->lse_max_err) ? -1.0 : k->lse_max_err,
+                               1,
+                               k->family && !strcmp(k->family, "qk-near-max")};
+        char why[160];
+        enum st_safety s = st_judge_safe(&f, why, sizeof why);
+        if (k->error)
+            snprintf(why, sizeof why, "error: %s", k->error);
+        k->safe = s == ST_SAFE;
+        if (s == ST_SAFE)
+            continue;
+        free(k->unsafe_reason);
+        k->unsafe_reason = xstrdup(why);
+        add_string(&m->unsafe_reasons, &m->nunsafe,
+                   xasprintf("%s: %s", k->name ? k->name : "?", why));
+        if (s > worst)
+            worst = s;
+    }
+    if (device_error) {
+        add_string(&m->unsafe_reasons, &m->nunsafe,
+                   xasprintf("the tests stopped early: %s", device_error));
+        worst = ST_BROKEN;
+    } else if (judged == 0) {
+        add_string(&m->unsafe_reasons, &m->nunsafe, xstrdup("no case ran"));
+        worst = worst > ST_INACCURATE ? worst : ST_INACCURATE;
+    }
+    m->safe = worst == ST_SAFE;
+    m->verdict = worst == ST_SAFE ? ST_PASS : worst == ST_INACCURATE ? ST_WARN : ST_FAIL;
+}
+
+static void judge_device_here(struct st_device *d)
+{
+    for (int k = 0; k < d->nmodes; k++)
+        if (!d->modes[k].unsafe_reasons)
+            judge_mode_here(&d->modes[k], d->error);
+}
+
+static int same_shape(const struct st_speed *s, const struct st_shape *k)
+{
+    return s->b == k->b && s->h == k->h && s->l == k->l && s->d == k->d && s->causal == k->causal;
+}
+
+/* The recommendation by the shared rule, from each mode's safe judgement and its speed at the
+ * key shape (the program runs the same shapes for every mode). */
+static void recommend(struct st_device *d)
+{
+    struct st_recommendation *rec = &d->rec;
+    rec->tops = xcalloc((size_t)d->nmodes + 1, sizeof *rec->tops);
+    for (int k = 0; k < d->nmodes; k++)
+        rec->tops[k] = NAN;
+    free(d->recommended_mode);
+    d->recommended_mode = NULL;
+    if (!d->has_code || d->nmodes == 0)
+        return;
+    for (int k = 0; k < d->nmodes && !rec->has_shape; k++) {
+        const struct st_mode *m = &d->modes[k];
+        if (m->nspeed == 0)
+            continue;
+        struct st_shape *shapes = xcalloc((size_t)m->nspeed, sizeof *shapes);
+        for (int i = 0; i < m->nspeed; i++)
+            shapes[i] = (struct st_shape){m->speed[i].b, m->speed[i].h, m->speed[i].l,
+                                          m->speed[i].d, m->speed[i].causal};
+        int key = st_key_shape(shapes, m->nspeed);
+        rec->shape = shapes[key];
+        rec->has_shape = 1;
+        free(shapes);
+    }
+    struct st_candidate *c = xcalloc((size_t)d->nmodes, sizeof *c);
+    for (int k = 0; k < d->nmodes; k++) {
+        const struct st_mode *m = &d->modes[k];
+        for (int i = 0; rec->has_shape && i < m->nspeed; i++)
+            if (same_shape(&m->speed[i], &rec->shape))
+                rec->tops[k] = m->speed[i].tops;
+        c[k] = (struct st_candidate){m->mode, m->supported && m->safe, rec->tops[k]};
+    }
+    struct st_choice ch;
+    st_choose(c, d->nmodes, rec->has_shape ? &rec->shape : NULL, &ch);
+    free(c);
+    rec->mode = ch.mode >= 0 ? xstrdup(d->modes[ch.mode].mode) : NULL;
+    rec->runner_up = ch.runner_up >= 0 ? xstrdup(d->modes[ch.runner_up].mode) : NULL;
+    rec->reason = xstrdup(ch.reason);
+    d->recommended_mode = rec->mode ? xstrdup(rec->mode) : NULL;
 }
 
 int selftest_parse(const char *text, size_t len, struct st_report *out, char **error)
@@ -220,10 +381,15 @@ int selftest_parse(const char *text, size_t len, struct st_report *out, char **e
             rc = -1;
             break;
         }
-        if (parse_device(d, &out->devices[out->ndevices++], error) < 0) {
+        if (parse_device(d, &out->devices[out->ndevices++], &out->judged_here, error) < 0) {
             rc = -1;
             break;
         }
+    }
+    for (int i = 0; rc == 0 && i < out->ndevices; i++) {
+        if (out->judged_here)
+            judge_device_here(&out->devices[i]);
+        recommend(&out->devices[i]);
     }
     if (rc == 0 && out->ndevices == 0 && !out->skipped) {
         *error = xstrdup("the device list is empty and the run is not marked skipped");
@@ -236,11 +402,22 @@ out:
     return rc;
 }
 
+static void free_strings(char **list, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
 static void free_mode(struct st_mode *m)
 {
+    free_strings(m->unsafe_reasons, m->nunsafe);
+    free_strings(m->goal_notes, m->ngoal_notes);
     for (int i = 0; i < m->ncases; i++) {
         free(m->cases[i].name);
         free(m->cases[i].kind);
+        free(m->cases[i].family);
+        free(m->cases[i].unsafe_reason);
         free(m->cases[i].error);
         free(m->cases[i].layout);
         free(m->cases[i].dtype);
@@ -260,6 +437,11 @@ void selftest_report_free(struct st_report *r)
         free(d->modes);
         free(d->name);
         free(d->cc);
+        free(d->uuid);
+        free(d->rec.mode);
+        free(d->rec.runner_up);
+        free(d->rec.reason);
+        free(d->rec.tops);
         free(d->build_hint);
         free(d->error);
         free(d->recommended_mode);
@@ -300,6 +482,22 @@ int st_mode_failed_cases(const struct st_mode *m)
     return n;
 }
 
+int st_device_any_safe(const struct st_device *d)
+{
+    for (int k = 0; k < d->nmodes; k++)
+        if (d->modes[k].supported && d->modes[k].safe)
+            return 1;
+    return 0;
+}
+
+int st_device_mode_index(const struct st_device *d, const char *mode)
+{
+    for (int k = 0; mode && k < d->nmodes; k++)
+        if (d->modes[k].mode && !strcmp(d->modes[k].mode, mode))
+            return k;
+    return -1;
+}
+
 int selftest_exit_status(const struct st_report *r, int child_exit)
 {
     if (r->skipped && r->ndevices == 0)
@@ -308,14 +506,16 @@ int selftest_exit_status(const struct st_report *r, int child_exit)
     for (int i = 0; i < r->ndevices; i++) {
         const struct st_device *d = &r->devices[i];
         enum st_verdict v = st_device_verdict(d);
-        if (!d->has_code || d->error || v == ST_FAIL)
+        if (!d->has_code || d->error || v == ST_FAIL || !st_device_any_safe(d))
             status = SB_EXIT_ERROR;
         else if (v == ST_WARN && status == SB_EXIT_OK)
             status = SB_EXIT_WARN;
     }
     /* The program knows things the JSON may not say (a mode that crashed half-way): its own
-     * worse status wins; 77 with devices listed is not a skip. */
-    if ((child_exit == SB_EXIT_WARN || child_exit == SB_EXIT_ERROR) && child_exit > status)
+     * worse status wins; 77 with devices listed is not a skip. An older program's status
+     * counted missed goals, which are notes now: then the JSON alone decides. */
+    if (!r->judged_here && (child_exit == SB_EXIT_WARN || child_exit == SB_EXIT_ERROR) &&
+        child_exit > status)
         status = child_exit;
     return status;
 }

@@ -125,16 +125,36 @@ static void reads_stage_results(void **state)
     assert_string_equal(r.fix, "--mirror");
     all_stage_result_free(&r);
 
+    /* `sagebuild selftest --json` (src/selftest/render.c): per GPU the recommendation and
+     * which modes are safe; a missed goal is not mentioned. */
     const char *selftest =
-        "{\"status\":\"warn\",\"exit_code\":1,\"skipped\":null,\"devices\":["
+        "{\"status\":\"warn\",\"exit_code\":1,\"skipped\":null,"
+        "\"recommendation_record\":\"/o/recommendation.json\",\"devices\":["
         "{\"index\":0,\"name\":\"NVIDIA H200\",\"has_code\":true,\"verdict\":\"warn\","
-        "\"recommended_mode\":\"int8-fp16\"},"
+        "\"recommended_mode\":\"int8-fp16\",\"modes\":["
+        "{\"mode\":\"fp16\",\"supported\":true,\"safe\":true,\"goal\":\"met\",\"tops\":339.1},"
+        "{\"mode\":\"int8-fp16\",\"supported\":true,\"safe\":true,\"goal\":\"missed\","
+        "\"tops\":413.0},"
+        "{\"mode\":\"int8-fp8\",\"supported\":true,\"safe\":false,\"goal\":\"met\",\"tops\":null},"
+        "{\"mode\":\"int8-fp8-x\",\"supported\":false,\"safe\":false}]},"
         "{\"index\":1,\"name\":\"RTX 5090\",\"has_code\":false,\"build_hint\":\"sagebuild build "
-        "--arch sm_120a\"}]}";
+        "--arch sm_120a\"},"
+        "{\"index\":2,\"name\":\"L40S\",\"has_code\":true,\"recommended_mode\":null,\"modes\":["
+        "{\"mode\":\"fp16\",\"supported\":true,\"safe\":false}]}]}";
     assert_int_equal(all_read_stage(selftest, &r, &err), 0);
-    assert_string_equal(r.verdicts, "GPU 0 NVIDIA H200: warn, recommended mode int8-fp16\n"
-                                    "GPU 1 RTX 5090: no code for it; run: sagebuild build --arch "
-                                    "sm_120a\n");
+    assert_string_equal(r.verdicts,
+                        "GPU 0 NVIDIA H200: recommended mode int8-fp16 (413 TOPS); safe: fp16, "
+                        "int8-fp16; not safe: int8-fp8\n"
+                        "GPU 1 RTX 5090: no code for it; run: sagebuild build --arch sm_120a\n"
+                        "GPU 2 L40S: no mode is safe to recommend; not safe: fp16\n"
+                        "recorded in /o/recommendation.json\n");
+    assert_string_equal(r.record, "/o/recommendation.json");
+    all_stage_result_free(&r);
+    /* An older sagebuild's JSON, verdicts only. */
+    const char *older = "{\"status\":\"warn\",\"exit_code\":1,\"devices\":[{\"index\":0,"
+                        "\"name\":\"H200\",\"verdict\":\"warn\",\"recommended_mode\":\"fp16\"}]}";
+    assert_int_equal(all_read_stage(older, &r, &err), 0);
+    assert_string_equal(r.verdicts, "GPU 0 H200: recommended mode fp16; warn\n");
     all_stage_result_free(&r);
 
     assert_int_equal(all_read_stage("{\"exit_code\":0}", &r, &err), -1); /* no status */

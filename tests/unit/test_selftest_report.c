@@ -42,7 +42,9 @@ static const char full_report[] =
     "\"speedup_vs_fp16\":null}]},\n"
     "             {\"mode\":\"fp16\",\"supported\":true,\"reason\":null,\"verdict\":\"pass\",\n"
     "              \"accuracy\":{\"worst_cos\":1.0,\"worst_rel_l1\":0.0004,\"nan_or_inf\":false,"
-    "\"cases\":[]},\"speed\":[{\"tops\":337.0,\"speedup_vs_fp16\":1.0}]}],\n"
+    "\"cases\":[{\"name\":\"random\",\"cos\":1.0,\"rel_l1\":0.0004,\"pass\":true}]},"
+    "\"speed\":[{\"b\":1,\"h\":32,\"l\":16384,\"d\":128,\"tops\":337.0,"
+    "\"speedup_vs_fp16\":1.0}]}],\n"
     "    \"recommended_mode\":\"int8-fp16\"},\n"
     "   {\"index\":1,\"name\":\"NVIDIA GeForce RTX 5090\",\"cc\":\"12.0\",\"has_code\":false,\n"
     "    \"build_hint\":null,\"modes\":[],\"recommended_mode\":null}]}\n";
@@ -66,7 +68,17 @@ static void parses_the_contract_example(void **state)
     assert_string_equal(h->cc, "9.0");
     assert_true(h->has_code);
     assert_int_equal(h->nmodes, 3);
+    /* an older program (no "safe"): judged here by the shared rules */
+    assert_true(r.judged_here);
     assert_string_equal(h->recommended_mode, "int8-fp16");
+    assert_string_equal(h->rec.runner_up, "fp16");
+    assert_true(h->rec.has_shape && h->rec.shape.l == 16384 && h->rec.shape.d == 128);
+    assert_true(h->modes[0].safe && h->modes[2].safe);
+    assert_false(h->modes[1].safe); /* int8-fp8: q-x10 cos 0.9985 rel-L1 0.052 */
+    assert_int_equal(h->modes[1].nunsafe, 1);
+    assert_non_null(strstr(h->modes[1].unsafe_reasons[0], "q-x10: cos 0.998500 < 0.999"));
+    assert_int_equal(h->modes[1].goal, 0);
+    assert_int_equal(h->modes[0].goal, 1);
     const struct st_mode *m = &h->modes[0];
     assert_string_equal(m->mode, "int8-fp16");
     assert_int_equal(m->verdict, ST_PASS);
@@ -105,10 +117,17 @@ static void sums_up_verdicts(void **state)
     strcat(whole, "]}");
     assert_int_equal(selftest_parse(whole, strlen(whole), &r, &err), 0);
     assert_int_equal(selftest_exit_status(&r, 0), SB_EXIT_WARN);
+    /* judged here: an older program's status counted missed goals, so it does not count */
+    assert_int_equal(selftest_exit_status(&r, 2), SB_EXIT_WARN);
+    r.judged_here = 0; /* a program that judges itself: its worse status wins */
     assert_int_equal(selftest_exit_status(&r, 2), SB_EXIT_ERROR);
     assert_int_equal(selftest_exit_status(&r, 77), SB_EXIT_WARN);
     r.devices[0].modes[1].verdict = ST_UNSUPPORTED;
     assert_int_equal(selftest_exit_status(&r, 0), SB_EXIT_OK);
+    /* no safe mode on a GPU is an error */
+    r.devices[0].modes[0].safe = r.devices[0].modes[2].safe = 0;
+    assert_int_equal(selftest_exit_status(&r, 0), SB_EXIT_ERROR);
+    r.devices[0].modes[0].safe = 1;
     r.devices[0].modes[0].verdict = ST_FAIL;
     assert_int_equal(selftest_exit_status(&r, 0), SB_EXIT_ERROR);
     selftest_report_free(&r);
@@ -186,6 +205,9 @@ static void renders_normalised_json_and_table(void **state)
     assert_non_null(strstr(json, "\"cases_failed\":\t1"));
     assert_non_null(strstr(json, "\"build_hint\":\t\"sagebuild build --arch sm_120a\""));
     assert_non_null(strstr(json, "\"status\":\t\"fail\""));
+    assert_non_null(strstr(json, "\"runner_up\":\t\"fp16\""));
+    assert_non_null(strstr(json, "\"safe_modes\":\t[\"int8-fp16\", \"fp16\"]"));
+    assert_non_null(strstr(json, "\"goal\":\t\"missed\""));
     free(json);
     char *buf = NULL;
     size_t len = 0;
@@ -197,6 +219,11 @@ static void renders_normalised_json_and_table(void **state)
     assert_non_null(strstr(buf, "512.5"));
     assert_non_null(strstr(buf, "1.52x"));
     assert_non_null(strstr(buf, "recommended mode: int8-fp16"));
+    assert_non_null(strstr(buf, "why: int8-fp16 is safe and the fastest: 1.52x fp16"));
+    assert_non_null(strstr(buf, "int8-fp8   NO    missed"));
+    assert_non_null(strstr(buf, "not safe: q-x10: cos 0.998500 < 0.999, rel-L1 0.0520 > 0.05"));
+    assert_non_null(strstr(buf, "goal note: q-x10"));
+    assert_non_null(strstr(buf, "TOPS L16384 D128"));
     assert_non_null(strstr(buf, "fix: sagebuild build --arch sm_120a --out /o"));
     assert_null(strstr(buf, "\033[")); /* no colour when asked for none */
     free(buf);
@@ -244,10 +271,9 @@ static void reads_the_writers_extras(void **state)
     FILE *f = open_memstream(&buf, &len);
     selftest_render_text(&r, &run, f, 0);
     fclose(f);
-    assert_non_null(strstr(buf, "q x10 L4096"));
-    assert_non_null(strstr(buf, "(outputs not all written) (NaN/Inf)"));
-    assert_non_null(strstr(buf, "d40 padded"));
-    assert_non_null(strstr(buf, "error: SAGEATTN_ERR_DIM"));
+    assert_non_null(strstr(buf, "not safe: q x10 L4096: outputs left unwritten or written"));
+    assert_non_null(strstr(buf, "not safe: d40 padded: error: SAGEATTN_ERR_DIM"));
+    assert_non_null(strstr(buf, "no mode is safe"));
     assert_non_null(strstr(buf, "could not test this GPU: cudaSetDevice: busy"));
     assert_non_null(strstr(buf, "no code"));
     free(buf);
