@@ -225,6 +225,11 @@ rc=$?
 [ $rc = 0 ] || fail "install with a GPU: exit $rc: $(cat "$tmp/j" "$tmp/e")"
 [ "$(json_get "$tmp/j" "d['selftest']['status'], d['replaced']['ours']")" = "pass True" ] ||
     fail "self-test before install: $(cat "$tmp/j")"
+# ... and its recommendation, written for this library, is what the wheel carries.
+[ "$(json_get "$b/recommendation.json" "d['gpus'][0]['mode']")" = int8-fp16 ] ||
+    fail "the self-test's recommendation: $(cat "$b/recommendation.json")"
+[ "$(json_get "$tmp/j" "d['wheel']['recommendation']")" = True ] ||
+    fail "the wheel does not carry the self-test's recommendation: $(cat "$tmp/j")"
 # a failing self-test warns (exit 1) and still installs
 FAKE_SELFTEST=crash SAGEBUILD_FAKE_GPUS="580.65.06;NVIDIA H200:9.0" $SB install --python "$py" --build "$b" --json > "$tmp/j" 2> "$tmp/e"
 rc=$?
