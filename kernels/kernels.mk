@@ -38,7 +38,16 @@ build/kernels/test_st_logic: kernels/tests/test_st_logic.c kernels/tests/sa_chec
 	$(CC) $(CSTD) $(WARN) -O2 -g -Ikernels/tests -Ikernels/include -Ikernels/selftest -o $@ \
 		$< kernels/tests/sa_check.c $(KERNEL_ST_SRC) -lm
 
-kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logic
+# The public API's argument validation (host C++ in src/api_validate.cu), under ASan/UBSan.
+build/kernels/test_sa_validate: kernels/tests/test_sa_validate.cc kernels/src/api_validate.cu \
+	kernels/src/api_validate.h kernels/tests/sa_check.c $(KERNEL_TEST_HDR)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(filter-out -Wstrict-prototypes,$(WARN)) -O1 -g $(SAN) -Ikernels/tests \
+		-Ikernels/include -Ikernels/src -isystem $(KERNEL_CUDA_HOME)/include -o $@ \
+		-x c++ $< kernels/src/api_validate.cu kernels/tests/sa_check.c -lm
+
+kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logic \
+	build/kernels/test_sa_validate
 	@for t in $(KERNEL_TEST_BIN); do \
 		start=$$(date +%s); $$t || exit 1; \
 		echo "kernel-test: $$(basename $$t) took $$(( $$(date +%s) - start )) s"; \
@@ -48,6 +57,7 @@ kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logi
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t --small >/dev/null || exit 1; \
 		echo "kernel-test: $$t (ASan/UBSan) passed in $$(( $$(date +%s) - start )) s"; \
 	done
+	@ASAN_OPTIONS=detect_leaks=1 build/kernels/test_sa_validate
 	@sh kernels/tests/test_check_spills.sh
 	@build/kernels/test_st_logic build/kernels/selftest-sample.json && \
 		python3 kernels/tests/check_selftest_json.py build/kernels/selftest-sample.json

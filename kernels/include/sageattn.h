@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* Changes only when an old caller would break. Fields appended to sageattn_params do not change it:
+ * the caller's struct_size says which fields it knows (1.0: SAGEATTN_PARAMS_V1_SIZE; 1.1 adds
+ * nonfinite_flag), and a library older than the caller's struct answers SAGEATTN_ERR_ABI. */
 #define SAGEATTN_ABI_VERSION 1
 
 typedef enum sageattn_status {
@@ -49,7 +52,7 @@ typedef enum sageattn_dtype {
 } sageattn_dtype;
 
 typedef struct sageattn_params {
-    uint32_t struct_size; /* sizeof(sageattn_params): lets the ABI grow */
+    uint32_t struct_size; /* which fields the caller filled: SAGEATTN_PARAMS_V1_SIZE or more */
     int batch;
     int num_q_heads;
     int num_kv_heads; /* divides num_q_heads (GQA/MQA) */
@@ -69,11 +72,29 @@ typedef struct sageattn_params {
     float sm_scale; /* 0 means 1/sqrt(head_dim) */
     int causal;
     sageattn_mode mode;
+    /* ---- end of the ABI 1.0 fields (SAGEATTN_PARAMS_V1_SIZE); read only when struct_size
+     * covers them, so callers built against an older header keep working ---- */
+    /* Optional device pointer: the kernels store 1 here when an element they write to o is NaN
+     * or +-inf (the library never clears it; the caller zeroes it before the call). Set it with
+     * sageattn_params_set_nonfinite_flag(), which also sets struct_size. */
+    int *nonfinite_flag;
 } sageattn_params;
 
-/* Fills p with zeros, struct_size, and HND-contiguous strides for the given shape. */
+/* struct_size of the ABI 1.0 struct (no nonfinite_flag). */
+#define SAGEATTN_PARAMS_V1_SIZE ((uint32_t)offsetof(sageattn_params, nonfinite_flag))
+
+/* Fills the ABI 1.0 fields of p: zeros, struct_size = SAGEATTN_PARAMS_V1_SIZE and
+ * HND-contiguous strides for the given shape. It writes only those bytes, so a program built
+ * against an older sageattn.h may call it; the setters below turn on the newer fields. */
 void sageattn_params_init(sageattn_params *p, int batch, int num_q_heads, int num_kv_heads,
                           int q_len, int kv_len, int head_dim);
+
+/* Turns on the non-finite output flag (ABI 1.1) for p, initialised by sageattn_params_init. */
+static inline void sageattn_params_set_nonfinite_flag(sageattn_params *p, int *device_flag)
+{
+    p->nonfinite_flag = device_flag;
+    p->struct_size = (uint32_t)sizeof(sageattn_params);
+}
 
 /* Workspace (device memory) that sageattn_run needs for p on `device`. */
 sageattn_status sageattn_workspace_size(const sageattn_params *p, int device, size_t *bytes);

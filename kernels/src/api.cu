@@ -92,8 +92,9 @@ void sageattn_params_init(sageattn_params *p, int batch, int num_q_heads, int nu
 {
     if (!p)
         return;
-    memset(p, 0, sizeof(*p));
-    p->struct_size = sizeof(*p);
+    /* Only the 1.0 fields: the caller may have been built against the 1.0 header. */
+    memset(p, 0, SAGEATTN_PARAMS_V1_SIZE);
+    p->struct_size = SAGEATTN_PARAMS_V1_SIZE;
     p->batch = batch;
     p->num_q_heads = num_q_heads;
     p->num_kv_heads = num_kv_heads;

@@ -62,13 +62,16 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
 {
     if (!p)
         return sa_fail(msg, n, SAGEATTN_ERR_NULL_POINTER, "params is NULL");
-    if (p->struct_size != sizeof(sageattn_params)) {
+    if (p->struct_size != SAGEATTN_PARAMS_V1_SIZE && p->struct_size != sizeof(sageattn_params)) {
         snprintf(msg, n,
-                 "params.struct_size is %u but this library expects %zu: initialise params with "
-                 "sageattn_params_init() from the sageattn.h the library was built with",
-                 p->struct_size, sizeof(sageattn_params));
+                 "params.struct_size is %u but this library knows %u (ABI 1.0) and %zu (1.1): "
+                 "initialise params with sageattn_params_init() from sageattn.h",
+                 p->struct_size, SAGEATTN_PARAMS_V1_SIZE, sizeof(sageattn_params));
         return SAGEATTN_ERR_ABI;
     }
+    /* Fields past the caller's struct_size are not the caller's memory: never read them. */
+    int *const nonfinite_flag =
+        p->struct_size >= sizeof(sageattn_params) ? p->nonfinite_flag : (int *)0;
     if (p->batch <= 0 || p->num_q_heads <= 0 || p->num_kv_heads <= 0 || p->q_len <= 0 ||
         p->kv_len <= 0) {
         snprintf(msg, n,
@@ -148,6 +151,8 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
     }
     if (p->lse && ((uintptr_t)p->lse & 3u) != 0)
         return sa_fail(msg, n, SAGEATTN_ERR_MISALIGNED, "lse must be 4-byte aligned");
+    if (nonfinite_flag && ((uintptr_t)nonfinite_flag & 3u) != 0)
+        return sa_fail(msg, n, SAGEATTN_ERR_MISALIGNED, "nonfinite_flag must be 4-byte aligned");
 
     memset(out, 0, sizeof(*out));
     out->batch = p->batch;
@@ -167,6 +172,7 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
     memcpy(out->vs, p->v_stride, sizeof(out->vs));
     memcpy(out->os, p->o_stride, sizeof(out->os));
     out->lse = p->lse;
+    out->nonfinite_flag = nonfinite_flag;
     out->sm_scale = p->sm_scale > 0.0f ? p->sm_scale : 1.0f / sqrtf((float)p->head_dim);
     out->causal = p->causal != 0;
     out->mode = p->mode;

@@ -89,6 +89,7 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
     struct sa_attn_args a = {};
     a.o = p->o;
     a.lse = p->lse;
+    a.nonfinite = p->nonfinite_flag;
     a.lq = p->lq;
     a.lkv = p->lkv;
     a.hq = p->hq;

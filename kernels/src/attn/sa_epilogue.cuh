@@ -1,5 +1,6 @@
 /* Epilogue: normalise O by the row sum (and undo V's FP8 scale), store it in the caller's dtype
- * and layout with bounds on rows and head-dim columns, and write the natural-log LSE. */
+ * and layout with bounds on rows and head-dim columns, write the natural-log LSE, and raise the
+ * caller's non-finite flag when a stored O element is NaN or +-inf. */
 #ifndef SA_EPILOGUE_CUH
 #define SA_EPILOGUE_CUH
 
@@ -14,6 +15,14 @@ template <bool BF16> __device__ __forceinline__ void sa_store1(void *p, float x)
         *(__half *)p = __float2half_rn(x);
 }
 
+/* Whether a 16-bit fp16/bf16 pattern is NaN or +-inf: its exponent bits are all ones. Tested
+ * on what is stored, so a finite fp32 value that rounds to inf counts too. */
+template <bool BF16> __device__ __forceinline__ bool sa_bits_nonfinite(uint32_t bits16)
+{
+    const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
+    return (bits16 & exp_mask) == exp_mask;
+}
+
 template <int MODE, int D, bool BF16>
 __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT][D / 8][4],
                                             sa_row_state &st, const float row_scale[SA_MT][2],
@@ -24,6 +33,7 @@ __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT
     const size_t bh = (size_t)b * a.hq + h;
     const size_t bhk = (size_t)b * a.hkv + h / a.group;
     char *ob = (char *)a.o + (b * a.o_b + h * a.o_h) * 2;
+    bool nonfinite = false;
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt) {
 #pragma unroll
@@ -48,10 +58,14 @@ __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT
                     x0 *= vs.x;
                     x1 *= vs.y;
                 }
-                if (col + 1 < a.d)
-                    *(uint32_t *)(orow + col * 2) = sa_pack2<BF16>(x0, x1);
-                else
+                const uint32_t packed = sa_pack2<BF16>(x0, x1);
+                if (col + 1 < a.d) {
+                    *(uint32_t *)(orow + col * 2) = packed;
+                    nonfinite |= sa_bits_nonfinite<BF16>(packed >> 16);
+                } else {
                     sa_store1<BF16>(orow + col * 2, x0);
+                }
+                nonfinite |= sa_bits_nonfinite<BF16>(packed & 0xffffu);
             }
             if (a.lse && tq == 0) {
                 float l = -INFINITY;
@@ -64,6 +78,10 @@ __device__ __forceinline__ void sa_epilogue(const sa_attn_args &a, float o[SA_MT
             }
         }
     }
+    /* Every lane reaches this point (rows and columns out of bounds only skip stores), so the
+     * vote is over the whole warp: one store per warp that wrote a non-finite element. */
+    if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
+        atomicExch(a.nonfinite, 1);
 }
 
 #endif

@@ -30,6 +30,7 @@ struct sa_attn_args {
     const float *vscale; /* fp8: [b][hkv][d_pad] */
     void *o;
     float *lse;            /* optional [b][hq][lq] */
+    int *nonfinite;        /* optional: set to 1 by any warp that wrote a NaN/inf to o */
     const float *qkm;      /* int8 modes with lse: sm_scale * q.kmean, [b][hq][lq] */
     int64_t q_b, q_h, q_t; /* byte strides */
     int64_t k_b, k_h, k_t;

@@ -13,7 +13,9 @@
  * change no result; they only steer ptxas (CUDA 13.0) away from spilling values derived from
  * these indices around the main loop. Each is used only for the kernels (and archs) where it
  * ends or cuts the spills without adding local-memory accesses to the loop; bench/NOTES.md (v7)
- * has the per-kernel SASS counts. Elsewhere the same change moved spills, so it is not used. */
+ * has the per-kernel SASS counts. Elsewhere the same change moved spills, so it is not used.
+ * fp16 D=128 on sm_120a joined rule 1 with the epilogue's non-finite flag (12/8 bytes of spill
+ * without it). */
 template <int MODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_ids()
 {
 #if defined(__CUDA_ARCH__)
@@ -25,7 +27,8 @@ template <int MODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_i
         (MODE == SA_KMODE_INT8_FP8 && D == 64 && arch == 1000))
         return 2;
     return (V1 && arch >= 900) || (MODE == SA_KMODE_INT8_FP16 && D == 128 && arch == 1000) ||
-                   (MODE == SA_KMODE_INT8_FP8 && D == 128 && arch >= 1200)
+                   (MODE == SA_KMODE_INT8_FP8 && D == 128 && arch >= 1200) ||
+                   (MODE == SA_KMODE_FP16 && D == 128 && arch >= 1200)
                ? 1
                : 0;
 }

@@ -1,0 +1,86 @@
+/* CPU checks of the public API's argument validation (src/api_validate.cu, host code only):
+ * which params struct sizes are accepted, that fields past the caller's struct_size are never
+ * read, and that the non-finite flag reaches the kernels' problem only when the caller set it. */
+#include <stdint.h>
+#include <string.h>
+
+#include "api_validate.h"
+#include "sa_check.h"
+
+static char storage[4][1 << 12] __attribute__((aligned(256)));
+
+/* A valid HND problem whose q, k, v and o point into `storage`. */
+static void valid_params(sageattn_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->batch = 1;
+    p->num_q_heads = 2;
+    p->num_kv_heads = 1;
+    p->q_len = 8;
+    p->kv_len = 8;
+    p->head_dim = 64;
+    p->q = storage[0];
+    p->k = storage[1];
+    p->v = storage[2];
+    p->o = storage[3];
+    for (int64_t *s : {p->q_stride, p->o_stride}) {
+        s[2] = 64;
+        s[1] = 64 * 8;
+        s[0] = 64 * 8 * 2;
+    }
+    for (int64_t *s : {p->k_stride, p->v_stride}) {
+        s[2] = 64;
+        s[1] = 64 * 8;
+        s[0] = 64 * 8;
+    }
+}
+
+static sageattn_status validate(const sageattn_params *p, struct sa_problem *out, char *msg)
+{
+    return sa_validate(p, msg, 512, out);
+}
+
+int main()
+{
+    char msg[512];
+    struct sa_problem prob;
+    sageattn_params p;
+    int flag = 0;
+
+    /* The 1.0 struct ends where nonfinite_flag begins; 184 bytes on LP64, where every library
+     * of ABI 1.0 was built. Inserting a field before the marker would break old callers. */
+    CHECK(SAGEATTN_PARAMS_V1_SIZE == 184 || sizeof(void *) != 8, "V1 size %u",
+          SAGEATTN_PARAMS_V1_SIZE);
+    CHECK(sizeof(sageattn_params) > SAGEATTN_PARAMS_V1_SIZE, "the 1.1 struct is larger");
+
+    valid_params(&p);
+    p.nonfinite_flag = &flag;
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK, "1.1 struct refused: %s", msg);
+    CHECK(prob.nonfinite_flag == &flag, "the flag did not reach the problem");
+
+    /* A 1.0 caller: whatever lies past its struct is not its memory and must be ignored. */
+    p.struct_size = SAGEATTN_PARAMS_V1_SIZE;
+    memset(&p.nonfinite_flag, 0x5a, sizeof p.nonfinite_flag);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK, "1.0 struct refused: %s", msg);
+    CHECK(prob.nonfinite_flag == NULL, "a 1.0 struct's flag was read from beyond struct_size");
+
+    const uint32_t bad_sizes[] = {0, 8, SAGEATTN_PARAMS_V1_SIZE - 4, SAGEATTN_PARAMS_V1_SIZE + 4,
+                                  (uint32_t)sizeof(sageattn_params) + 8};
+    for (uint32_t size : bad_sizes) {
+        valid_params(&p);
+        p.struct_size = size;
+        CHECK(validate(&p, &prob, msg) == SAGEATTN_ERR_ABI, "struct_size %u accepted", size);
+        CHECK(strstr(msg, "struct_size") != NULL, "message for %u: %s", size, msg);
+    }
+
+    valid_params(&p);
+    p.nonfinite_flag = (int *)((char *)&flag + 1);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_ERR_MISALIGNED, "misaligned flag accepted");
+    CHECK(strstr(msg, "nonfinite_flag") != NULL, "message: %s", msg);
+
+    valid_params(&p);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.nonfinite_flag == NULL,
+          "no flag: %s", msg);
+    return sa_check_report("test_sa_validate");
+}
