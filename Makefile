@@ -1,7 +1,8 @@
 # sagebuild — top-level build.
 #   make                 bin/sagebuild (installs missing Debian -dev packages when run as root)
 #   make test            unit tests (plain and ASan/UBSan), fuzz-corpus replay, integration tests,
-#                        kernel CPU-reference tests and kernel compilation for sm_90 and sm_120a
+#                        kernel CPU-reference tests and kernel compilation for sm_90 and sm_120a,
+#                        Python tests of the drop-in package (make python-test)
 #   make install PREFIX=/usr/local [DESTDIR=]
 #   make fuzz            libFuzzer runs (clang), FUZZ_SECONDS each
 #   make format          clang-format every C/CUDA source in place
@@ -35,8 +36,8 @@ UNIT_SAN_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests-san/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz-replay/%)
 
-.PHONY: all deps test unit-test unit-test-san fuzz-replay integration-test kernel-test install \
-	uninstall fuzz format clean
+.PHONY: all deps test unit-test unit-test-san fuzz-replay integration-test kernel-test python-test \
+	install uninstall fuzz format clean
 .DEFAULT_GOAL := all
 
 all: bin/sagebuild
@@ -110,7 +111,12 @@ integration-test: bin/sagebuild build/sagebuild-san | build/.test-deps-ok
 
 -include kernels/kernels.mk
 
-test: unit-test unit-test-san fuzz-replay integration-test kernel-test
+# Python tests of the drop-in `sageattention` package (share/python): stdlib unittest, no torch
+# and no GPU (tests that need one skip with the reason).
+python-test:
+	@python3 -m unittest discover -s tests/python -t tests/python
+
+test: unit-test unit-test-san fuzz-replay integration-test kernel-test python-test
 	@echo "make test: all suites passed"
 
 fuzz: build/libsagebuild-san.a

@@ -1,0 +1,164 @@
+"""The kernel path: one attention call through libsageattn on the tensors' device and torch's
+current stream there, with the workspace bounded by the memory cap (heads run in parts when
+needed) and the non-finite check (a quantized call that wrote NaN/inf from finite inputs is
+recomputed in fp16 mode)."""
+
+import contextlib
+import logging
+import sys
+
+import torch
+
+from . import _device, _dispatch, _lib, _settings
+
+log = logging.getLogger("sageattention")
+_warned_nonfinite = False
+
+_TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+_ABI_DTYPES = {torch.float16: _lib.DTYPE_FP16, torch.bfloat16: _lib.DTYPE_BF16}
+
+
+def _abi_view(t):
+    """t itself when its rows meet the C ABI's alignment rule, else an aligned copy (a view
+    of a zero-padded buffer when head_dim is not a multiple of 8)."""
+    if _dispatch.rows_aligned(t.data_ptr(), t.element_size(), t.stride(), t.shape):
+        return t
+    d = t.shape[-1]
+    dp = _dispatch.padded_head_dim(d)
+    if dp == d:
+        return t.clone(memory_format=torch.contiguous_format)
+    return torch.nn.functional.pad(t, (0, dp - d))[..., :d]
+
+
+def _bht_strides(t, layout):
+    """Element strides for (batch, head, token) of a rank-4 tensor in `layout`."""
+    h, s = _dispatch.axes(layout)
+    return (t.stride(0), t.stride(h), t.stride(s))
+
+
+class _Call:
+    """The fixed parts of one call's params; parts of it are filled per chunk."""
+
+    def __init__(self, q, k, v, o, lse, layout, dims, sm_scale, causal, flag_ptr):
+        self.q, self.k, self.v, self.o, self.lse = q, k, v, o, lse
+        self.qs, self.ks = _bht_strides(q, layout), _bht_strides(k, layout)
+        self.vs, self.os = _bht_strides(v, layout), _bht_strides(o, layout)
+        self.esz = q.element_size()
+        self.dims = dims
+        self.group = dims.q_heads // dims.kv_heads
+        self.dtype = _ABI_DTYPES[q.dtype]
+        self.sm_scale = sm_scale
+        self.causal = causal
+        self.flag_ptr = flag_ptr
+
+    def params(self, mode, b0, b1, kh0, kh1, lse_ptr, with_flag):
+        """Params for batches b0..b1 and kv heads kh0..kh1 (their q heads with them)."""
+        p = _lib.Params()
+        p.struct_size = _lib.PARAMS_V11_SIZE if with_flag else _lib.PARAMS_V1_SIZE
+        p.batch = b1 - b0
+        p.num_kv_heads = kh1 - kh0
+        p.num_q_heads = (kh1 - kh0) * self.group
+        p.q_len = self.dims.q_len
+        p.kv_len = self.dims.kv_len
+        p.head_dim = self.dims.head_dim
+        p.dtype = self.dtype
+        qh0 = kh0 * self.group
+        p.q = self.q.data_ptr() + (b0 * self.qs[0] + qh0 * self.qs[1]) * self.esz
+        p.o = self.o.data_ptr() + (b0 * self.os[0] + qh0 * self.os[1]) * self.esz
+        p.k = self.k.data_ptr() + (b0 * self.ks[0] + kh0 * self.ks[1]) * self.esz
+        p.v = self.v.data_ptr() + (b0 * self.vs[0] + kh0 * self.vs[1]) * self.esz
+        for i in range(3):
+            p.q_stride[i], p.k_stride[i] = self.qs[i], self.ks[i]
+            p.v_stride[i], p.o_stride[i] = self.vs[i], self.os[i]
+        p.lse = lse_ptr
+        p.sm_scale = self.sm_scale
+        p.causal = 1 if self.causal else 0
+        p.mode = mode
+        if with_flag:
+            p.nonfinite_flag = self.flag_ptr
+        return p
+
+
+def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_lse, function,
+              pv_accum_dtype):
+    """(o, lse or None) through libsageattn; o is contiguous in q's layout and dtype."""
+    lib = _lib.library()
+    index = q.device.index if q.device.index is not None else torch.cuda.current_device()
+    state = _device.state(index)
+    compute = _TORCH_DTYPES[compute_dtype]
+    guard = (torch.cuda.device(index) if index != torch.cuda.current_device()
+             else contextlib.nullcontext())
+    with guard:
+        mode, mode_name = state.mode(lib, function, pv_accum_dtype)
+        qc, kc, vc = (_abi_view(t if t.dtype == compute else t.to(compute)) for t in (q, k, v))
+        d = dims.head_dim
+        dp = _dispatch.padded_head_dim(d)
+        o_buf = torch.empty(tuple(q.shape[:3]) + (dp,), dtype=compute, device=q.device)
+        o = o_buf if dp == d else o_buf[..., :d]
+        lse = (torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
+                           device=q.device) if return_lse else None)
+        stream = torch.cuda.current_stream(index).cuda_stream
+        check = (_settings.check_finite() and lib.has_nonfinite_flag
+                 and mode_name != _dispatch.SAFE_MODE
+                 and not torch.cuda.is_current_stream_capturing())
+        flag = state.flag(stream) if check else None
+        if flag is not None:
+            flag.zero_()
+        call = _Call(qc, kc, vc, o, lse, layout, dims, sm_scale or 0.0, is_causal,
+                     flag.data_ptr() if flag is not None else None)
+        _run(lib, state, call, mode, stream, check)
+        if flag is not None and int(flag.item()) != 0:
+            if all(bool(torch.isfinite(t).all()) for t in (q, k, v)):
+                _warn_nonfinite(mode_name, dims)
+                _run(lib, state, call, lib.mode_value(_dispatch.SAFE_MODE), stream, False)
+    if dp != d:
+        o = o.contiguous()
+    if o.dtype != q.dtype:
+        o = o.to(q.dtype)
+    return o, lse
+
+
+def _run(lib, state, call, mode, stream, with_flag):
+    """Runs the call in parts whose workspace fits the cap."""
+    dims = call.dims
+    index = state.index
+
+    # The LSE's pointer only tells the library that a part writes one (its workspace grows).
+    lse_ptr = call.lse.data_ptr() if call.lse is not None else None
+
+    def workspace_bytes(nb, nkv):
+        return lib.workspace_size(call.params(mode, 0, nb, 0, nkv, lse_ptr, with_flag), index)
+
+    parts = _dispatch.plan_chunks(dims.batch, dims.kv_heads, _settings.workspace_limit(),
+                                  workspace_bytes)
+    for b0, b1, kh0, kh1 in parts:
+        lse_part, lse_tmp = None, None
+        if call.lse is not None:
+            qh0, qh1 = kh0 * call.group, kh1 * call.group
+            lse_part = call.lse[b0:b1, qh0:qh1]
+            if not lse_part.is_contiguous():
+                lse_tmp = torch.empty(lse_part.shape, dtype=torch.float32,
+                                      device=call.lse.device)
+        lse_ptr = (lse_tmp if lse_tmp is not None else lse_part).data_ptr() \
+            if lse_part is not None else None
+        p = call.params(mode, b0, b1, kh0, kh1, lse_ptr, with_flag)
+        need = lib.workspace_size(p, index)
+        ws, ws_bytes = state.workspace(stream, need)
+        try:
+            lib.run(p, ws, ws_bytes, stream)
+        except _lib.LibraryError as e:
+            if e.status == _lib.ERR_NO_CODE_FOR_GPU:
+                raise RuntimeError(_dispatch.no_code_message(
+                    state.name, state.cc, lib.built_archs, sys.executable, str(e))) from None
+            raise
+        if lse_tmp is not None:
+            lse_part.copy_(lse_tmp)
+
+
+def _warn_nonfinite(mode_name, dims):
+    global _warned_nonfinite
+    if not _warned_nonfinite:
+        _warned_nonfinite = True
+        log.warning("sageattention: mode %s wrote non-finite values from finite inputs (%s); "
+                    "this call and any later one like it is recomputed in fp16 mode "
+                    "(warned once per process)", mode_name, dims)

@@ -1,0 +1,46 @@
+"""The package's settings: environment variables, overridable from Python. No torch here.
+
+SAGEATTENTION_WORKSPACE_LIMIT_MB  cap on a call's libsageattn workspace (default 256 MiB;
+                                  0 = no cap); sageattention.set_workspace_limit() overrides it
+SAGEATTENTION_CHECK_FINITE        0 turns off the non-finite check (default on)
+SAGEATTENTION_MODE                forces one libsageattn mode for every call (see _device)
+"""
+
+import os
+
+from . import _dispatch
+
+LIMIT_ENV = "SAGEATTENTION_WORKSPACE_LIMIT_MB"
+CHECK_ENV = "SAGEATTENTION_CHECK_FINITE"
+
+_UNSET = object()
+_limit_override = _UNSET
+
+
+def workspace_limit():
+    """Bytes a call's workspace may take before its heads run in parts; None for no cap."""
+    if _limit_override is not _UNSET:
+        return _limit_override
+    return _dispatch.parse_workspace_limit(os.environ.get(LIMIT_ENV))
+
+
+def set_workspace_limit(nbytes):
+    """Sets the workspace cap for this process: a number of bytes (> 0), None for no cap, or
+    'default' to follow SAGEATTENTION_WORKSPACE_LIMIT_MB again."""
+    global _limit_override
+    if nbytes == "default":
+        _limit_override = _UNSET
+        return
+    if nbytes is not None:
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
+            raise ValueError("set_workspace_limit takes a positive number of bytes, None (no "
+                             "cap) or 'default', got %r" % (nbytes,))
+    _limit_override = nbytes
+
+
+def check_finite():
+    """Whether quantized calls check their output for non-finite values."""
+    try:
+        return _dispatch.parse_flag(os.environ.get(CHECK_ENV), True)
+    except ValueError as e:
+        raise ValueError("%s: %s" % (CHECK_ENV, e)) from None
