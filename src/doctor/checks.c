@@ -25,6 +25,7 @@ static const struct check_def table[] = {
     {"build.disk", "free disk space", check_build_disk},
     {"arch.list", "TORCH_CUDA_ARCH_LIST", check_arch_list},
     {"sageattention.install", "installed SageAttention", check_sage_install},
+    {"sageattention.kernels", "GPU code in sageattention vs the GPUs", check_sage_kernels},
     {"sageattention.imports", "SageAttention modules import", check_sage_imports},
 };
 

@@ -3,6 +3,9 @@
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
+#include "build/record.h"
+#include "install/decide.h"
+#include "wheel/wheelfmt.h"
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
@@ -128,6 +131,94 @@ static int list_modules(const char *dir, char mods[][64], int max)
     return n;
 }
 
+/* sagebuild's drop-in: pure Python with the library in _lib/ (or our version label). */
+static int is_ours(const char *sage_dir)
+{
+    char *lib = fs_join(sage_dir, "_lib/libsageattn.so");
+    int ours = fs_exists(lib);
+    free(lib);
+    if (!ours) {
+        char *site = fs_dirname(sage_dir);
+        char *version = site_dist_metadata(site, "sageattention", "Version");
+        ours = wheel_version_is_ours(version);
+        free(version);
+        free(site);
+    }
+    return ours;
+}
+
+/* The drop-in's archs (its _lib/build-record.json) against the GPUs present. */
+static void check_ours(struct doctor_ctx *ctx, struct check_result *r)
+{
+    char *site = fs_dirname(ctx->sage_dir);
+    char *version = site_dist_metadata(site, "sageattention", "Version");
+    free(site);
+    char *lib = fs_join(ctx->sage_dir, "_lib/libsageattn.so");
+    char *rec_path = fs_join(ctx->sage_dir, "_lib/" BUILD_RECORD_NAME);
+    char *recommend = fs_join(ctx->sage_dir, "_lib/recommendation.json");
+    char *text = fs_read_file(rec_path, 1 << 20, NULL);
+    struct build_record rec;
+    int have_rec = text && build_record_from_json(text, &rec) == 0;
+    free(text);
+    char *py = shell_quote(ctx_python(ctx));
+    const char *v = version ? version : "(no dist-info)";
+    result_ev(r, "kind", "sagebuild's drop-in (pure Python over libsageattn)");
+    result_ev(r, "version", "%s", v);
+    if (have_rec && rec.archs)
+        result_ev(r, "archs", "%s", rec.archs);
+    result_ev(r, "recommendation", "%s",
+              fs_is_file(recommend) ? "from the self-test on the build machine"
+                                    : "none: each arch's default mode");
+    const struct gpu_info *g = ctx_gpu(ctx);
+    if (!fs_is_file(lib)) {
+        result_set(r, CHECK_ERROR,
+                   "sageattention %s is sagebuild's drop-in without its library "
+                   "(_lib/libsageattn.so)",
+                   v);
+        result_fix(r, "sagebuild install --python %s", py);
+    } else if (!have_rec || !rec.archs) {
+        result_set(r, CHECK_WARN,
+                   "sageattention %s is sagebuild's drop-in, but its _lib/build-record.json does "
+                   "not say which archs it was built for",
+                   v);
+        result_fix(r, "sagebuild install --python %s", py);
+    } else if (g->count == 0) {
+        result_set(r, CHECK_OK,
+                   "sageattention %s (sagebuild's drop-in) with kernels for %s; no GPU "
+                   "here to compare with",
+                   v, rec.archs);
+    } else {
+        struct gpu_cc cc[32];
+        const char *names[32];
+        int n = g->count < 32 ? g->count : 32;
+        for (int k = 0; k < n; k++) {
+            cc[k] = (struct gpu_cc){g->devices[k].cc_major, g->devices[k].cc_minor};
+            names[k] = g->devices[k].name;
+        }
+        char *missing = NULL;
+        if (install_build_covers(rec.archs, cc, names, n, &missing)) {
+            result_set(r, CHECK_OK,
+                       "sageattention %s (sagebuild's drop-in) with kernels for %s: every GPU here "
+                       "is covered",
+                       v, rec.archs);
+        } else {
+            result_set(r, CHECK_ERROR,
+                       "sageattention %s (sagebuild's drop-in) has kernels for %s only; none for "
+                       "%s",
+                       v, rec.archs, missing);
+            result_fix(r, "sagebuild install --python %s", py);
+        }
+        free(missing);
+    }
+    if (have_rec)
+        build_record_free(&rec);
+    free(py);
+    free(lib);
+    free(rec_path);
+    free(recommend);
+    free(version);
+}
+
 void check_sage_install(struct doctor_ctx *ctx, struct check_result *r)
 {
     const struct torch_info *t = ctx_torch(ctx);
@@ -137,6 +228,10 @@ void check_sage_install(struct doctor_ctx *ctx, struct check_result *r)
         return;
     }
     result_ev(r, "dir", "%s", ctx->sage_dir);
+    if (is_ours(ctx->sage_dir)) {
+        check_ours(ctx, r);
+        return;
+    }
     char mods[32][64];
     int n = list_modules(ctx->sage_dir, mods, 32);
     struct strbuf sb = STRBUF_INIT;
@@ -216,6 +311,37 @@ static const char import_script[] =
 
 #define IMPORT_TIMEOUT_MS 60000
 
+/* The drop-in has no compiled modules: importing the package itself is the test (it must not
+ * need torch or a GPU to import). */
+static void import_ours(struct doctor_ctx *ctx, struct check_result *r)
+{
+    const char *argv[] = {ctx->opts->python, "-c", install_verify_script, NULL};
+    struct proc_opts opts = {.timeout_ms = IMPORT_TIMEOUT_MS, .max_output = 1 << 16};
+    struct proc_result pr;
+    proc_run(argv, &opts, &pr);
+    struct import_facts f;
+    char why[160];
+    char *py = shell_quote(ctx->opts->python);
+    if (install_parse_verify(pr.out, &f) < 0) {
+        result_set(r, CHECK_ERROR, "importing sagebuild's drop-in with %s %s", ctx->opts->python,
+                   proc_describe(&pr, why, sizeof why));
+        if (pr.err_len)
+            result_ev(r, "stderr", "%.*s", 400, pr.err + (pr.err_len > 400 ? pr.err_len - 400 : 0));
+        result_fix(r, "sagebuild install --python %s", py);
+    } else {
+        result_ev(r, "version", "%s", f.version);
+        result_ev(r, "file", "%s", f.file);
+        if (f.cuda_initialized)
+            result_set(r, CHECK_WARN, "sageattention %s imports, but importing it initialised CUDA",
+                       f.version);
+        else
+            result_set(r, CHECK_OK, "sageattention %s (sagebuild's drop-in) imports", f.version);
+    }
+    import_facts_free(&f);
+    free(py);
+    proc_result_free(&pr);
+}
+
 void check_sage_imports(struct doctor_ctx *ctx, struct check_result *r)
 {
     ctx_torch(ctx);
@@ -227,6 +353,10 @@ void check_sage_imports(struct doctor_ctx *ctx, struct check_result *r)
         result_set(r, CHECK_SKIP,
                    "not imported: pass --python PATH to import each module (slow: "
                    "it loads torch)");
+        return;
+    }
+    if (is_ours(ctx->sage_dir)) {
+        import_ours(ctx, r);
         return;
     }
     char mods[32][64];

@@ -130,6 +130,7 @@ void check_build_jobs(struct doctor_ctx *ctx, struct check_result *r);
 void check_build_disk(struct doctor_ctx *ctx, struct check_result *r);
 void check_arch_list(struct doctor_ctx *ctx, struct check_result *r);
 void check_sage_install(struct doctor_ctx *ctx, struct check_result *r);
+void check_sage_kernels(struct doctor_ctx *ctx, struct check_result *r);
 void check_sage_imports(struct doctor_ctx *ctx, struct check_result *r);
 
 #endif

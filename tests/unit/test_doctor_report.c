@@ -129,6 +129,7 @@ static void lists_unique_ids_in_a_stable_table(void **state)
                                          "build.disk",
                                          "arch.list",
                                          "sageattention.install",
+                                         "sageattention.kernels",
                                          "sageattention.imports"};
     for (size_t k = 0; k < sizeof stable / sizeof stable[0]; k++) {
         int found = 0;
