@@ -61,6 +61,12 @@ struct work {
     pthread_mutex_t mu;
 };
 
+static const char *archive_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 static void *unpack_worker(void *arg)
 {
     struct work *w = arg;
@@ -74,7 +80,9 @@ static void *unpack_worker(void *arg)
         struct unpack_opts o = {.strip = src ? src->strip : 1,
                                 .map = src ? src->map : NULL,
                                 .map_ud = src ? src->map_ud : NULL,
-                                .cancel = w->cancel};
+                                .cancel = w->cancel,
+                                .archive_size = w->jobs[k].size,
+                                .archive_name = archive_name(w->jobs[k].path)};
         w->rcs[k] = unpack_download(&w->jobs[k], w->dests[k], &o, &w->results[k]);
     }
 }

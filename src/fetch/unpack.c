@@ -1,5 +1,7 @@
 #include "fetch/unpack.h"
+#include "fetch/beneath.h"
 #include "fetch/pathsafe.h"
+#include "fetch/unpack_budget.h"
 #include "fetch/writer.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #define READ_CHUNK (1 << 20)
+#define SHOWN_NAME_MAX 160 /* bytes of an entry name that messages show */
 
 void unpack_result_free(struct unpack_result *r)
 {
@@ -21,42 +24,14 @@ void unpack_result_free(struct unpack_result *r)
     r->error = NULL;
 }
 
-/* The symlinks this archive made so far: nothing may be written beneath them. */
-struct linkset {
-    char **paths;
-    int n, cap;
-};
-
-static void linkset_add(struct linkset *ls, const char *rel)
-{
-    if (ls->n == ls->cap) {
-        ls->cap = ls->cap ? 2 * ls->cap : 16;
-        ls->paths = xrealloc(ls->paths, (size_t)ls->cap * sizeof *ls->paths);
-    }
-    ls->paths[ls->n++] = xstrdup(rel);
-}
-
-static const char *linkset_parent_of(const struct linkset *ls, const char *rel)
-{
-    for (int i = 0; i < ls->n; i++)
-        if (path_is_under(rel, ls->paths[i]) && strcmp(rel, ls->paths[i]))
-            return ls->paths[i];
-    return NULL;
-}
-
-static void linkset_free(struct linkset *ls)
-{
-    for (int i = 0; i < ls->n; i++)
-        free(ls->paths[i]);
-    free(ls->paths);
-}
-
 struct extract {
-    const char *dest;
     const struct unpack_opts *o;
     struct unpack_result *r;
-    struct linkset links;
-    struct writer *w; /* write-behind thread, NULL: write here */
+    struct beneath root; /* every entry is made relative to it, never by path string */
+    struct unpack_budget budget;
+    long long entries_seen; /* every header, kept or skipped */
+    long long unpacked;     /* bytes of the files finished so far (their full size) */
+    struct writer *w;       /* write-behind thread, NULL: write here */
 };
 
 static int fail(struct extract *x, char *msg)
@@ -68,20 +43,52 @@ static int fail(struct extract *x, char *msg)
     return -1;
 }
 
-static int make_parent(const char *full)
+/* An archive name as messages show it: a hostile one can be kilobytes long. */
+static char *shown(const char *name)
 {
-    char *dir = fs_dirname(full);
-    int rc = fs_mkdir_p(dir, 0755);
-    free(dir);
-    return rc;
+    size_t n = strlen(name);
+    if (n <= SHOWN_NAME_MAX)
+        return xstrdup(name);
+    return xasprintf("%.*s... (%zu bytes)", SHOWN_NAME_MAX, name, n);
 }
 
-/* Removes whatever is at full unless it is a directory (a later entry replaces an earlier). */
-static void clear_path(const char *full)
+static int over_budget(struct extract *x, int entries)
+{
+    return fail(x, unpack_budget_refusal(&x->budget, x->o->archive_size,
+                                         x->o->archive_name ? x->o->archive_name : "the archive",
+                                         entries));
+}
+
+/* The folder that holds rel, as a descriptor beneath the root (created as needed); *leaf points
+ * at rel's last component. A component that is a symlink (one this archive made: the tree starts
+ * empty) or a file is refused with a message naming it. */
+static int parent_of(struct extract *x, const char *rel, const char *name, const char **leaf)
+{
+    char *dir = NULL;
+    *leaf = beneath_split(rel, &dir);
+    size_t bad = 0;
+    int fd = beneath_dir(&x->root, dir, 1, &bad);
+    if (fd < 0) {
+        char *n = shown(name);
+        if (errno == ELOOP)
+            fail(x, xasprintf("refusing archive entry '%s': it lies beneath the symlink '%.*s' "
+                              "from the same archive",
+                              n, (int)bad, dir));
+        else
+            fail(x, xasprintf("creating %s: %.*s: %s", n, (int)bad, dir, strerror(errno)));
+        free(n);
+    }
+    free(dir);
+    return fd;
+}
+
+/* Removes whatever a previous entry put at leaf unless it is a folder: a later entry replaces an
+ * earlier one, and is never written through it. */
+static void clear_leaf(int dirfd, const char *leaf)
 {
     struct stat st;
-    if (lstat(full, &st) == 0 && !S_ISDIR(st.st_mode))
-        unlink(full);
+    if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+        unlinkat(dirfd, leaf, 0);
 }
 
 static int write_data(struct extract *x, struct archive *a, int fd, const char *name,
@@ -99,13 +106,16 @@ static int write_data(struct extract *x, struct archive *a, int fd, const char *
             return fail(x, xasprintf("reading %s: %s", name, archive_error_string(a)));
         if (x->o->cancel && *x->o->cancel)
             return fail(x, xstrdup("interrupted"));
+        /* The logical size counts, holes included: a copy of the tree would fill them in. */
+        if (off + (la_int64_t)len > end)
+            end = off + (la_int64_t)len;
+        if (x->unpacked + end > x->budget.bytes)
+            return over_budget(x, 0);
         if (x->w) {
             /* A failure is the writer's to report, from writer_finish. */
             if (writer_data(x->w, fd, off, buf, len, name) < 0)
                 return -1;
             x->r->bytes += (long long)len;
-            if (off + (la_int64_t)len > end)
-                end = off + (la_int64_t)len;
             continue;
         }
         const char *p = buf;
@@ -120,20 +130,161 @@ static int write_data(struct extract *x, struct archive *a, int fd, const char *
             len -= (size_t)w;
             x->r->bytes += w;
         }
-        if (off > end)
-            end = off;
     }
     *size = end;
     return 0;
 }
 
+static int extract_file(struct extract *x, struct archive *a, struct archive_entry *e,
+                        const char *rel, const char *name)
+{
+    if (archive_entry_size_is_set(e) &&
+        x->unpacked + (long long)archive_entry_size(e) > x->budget.bytes)
+        return over_budget(x, 0);
+    const char *leaf;
+    int dirfd = parent_of(x, rel, name, &leaf);
+    if (dirfd < 0)
+        return -1;
+    clear_leaf(dirfd, leaf);
+    /* O_EXCL on a name just cleared: the file is always a new one, never something followed. */
+    int fd = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return fail(x, xasprintf("creating %s: %s", rel, strerror(errno)));
+    long long size = 0;
+    int rc = write_data(x, a, fd, rel, &size);
+    x->unpacked += size;
+    /* Owner may always write (so the tree can be removed); set-id bits are dropped. A sparse
+     * tail leaves the size short: truncating makes it what the archive says. */
+    mode_t perm = archive_entry_perm(e) & 0777;
+    int has_mtime = archive_entry_mtime_is_set(e);
+    time_t mtime = has_mtime ? archive_entry_mtime(e) : 0;
+    if (x->w)
+        return writer_close(x->w, fd, size, perm | 0600, mtime, has_mtime, rel) < 0 ? -1 : rc;
+    if (rc == 0 && (ftruncate(fd, size) < 0 || fchmod(fd, perm | 0600) < 0))
+        rc = fail(x, xasprintf("writing %s: %s", rel, strerror(errno)));
+    if (rc == 0 && has_mtime) {
+        struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
+        futimens(fd, ts);
+    }
+    if (close(fd) < 0 && rc == 0)
+        rc = fail(x, xasprintf("writing %s: %s", rel, strerror(errno)));
+    return rc;
+}
+
+static int extract_dir(struct extract *x, const char *rel, const char *name, mode_t perm)
+{
+    const char *leaf;
+    int dirfd = parent_of(x, rel, name, &leaf);
+    if (dirfd < 0)
+        return -1;
+    clear_leaf(dirfd, leaf); /* a folder replaces a file or link of the same name */
+    if (mkdirat(dirfd, leaf, 0755) < 0 && errno != EEXIST)
+        return fail(x, xasprintf("creating %s: %s", rel, strerror(errno)));
+    int fd = openat(dirfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return fail(x, xasprintf("creating %s: %s", rel, strerror(errno)));
+    fchmod(fd, perm | 0700); /* the owner can always look inside and clean up */
+    close(fd);
+    return 0;
+}
+
+static int extract_symlink(struct extract *x, struct archive_entry *e, const char *rel,
+                           const char *name)
+{
+    const char *target = archive_entry_symlink(e);
+    const char *why = path_link_check(rel, target ? target : "");
+    if (why) {
+        char *n = shown(name), *t = shown(target ? target : "");
+        int rc = fail(x, xasprintf("refusing symlink '%s' -> '%s': it %s", n, t, why));
+        free(n);
+        free(t);
+        return rc;
+    }
+    const char *leaf;
+    int dirfd = parent_of(x, rel, name, &leaf);
+    if (dirfd < 0)
+        return -1;
+    clear_leaf(dirfd, leaf);
+    if (symlinkat(target, dirfd, leaf) < 0)
+        return fail(x, xasprintf("creating the symlink %s: %s", rel, strerror(errno)));
+    return 0;
+}
+
+/* A hard link names an earlier entry of this archive. A hard link to a symlink is refused: it
+ * copies the link to another folder, where its target text, checked only where the link was
+ * made, can point above the tree (NVIDIA's archives have none). */
+static int extract_hardlink(struct extract *x, const char *rel, const char *name,
+                            const char *hardlink)
+{
+    const char *why = NULL;
+    char *trel = path_strip(hardlink, x->o->strip, &why);
+    if (trel && x->o->map && *trel) {
+        char *m = x->o->map(x->o->map_ud, trel);
+        free(trel);
+        trel = m;
+        why = trel ? path_rel_check(trel) : "is left out of the extraction";
+    }
+    char *n = shown(name), *h = shown(hardlink);
+    int rc = 0;
+    if (!trel || !*trel || why) {
+        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target %s", n, h,
+                               why ? why : "is outside the extracted tree"));
+        goto out;
+    }
+    char *tdir = NULL;
+    const char *tleaf = beneath_split(trel, &tdir);
+    size_t bad = 0;
+    int tfd = beneath_dir(&x->root, tdir, 0, &bad);
+    /* Our own copy: the next beneath_dir call may close the cached one. */
+    tfd = tfd < 0 ? -1 : fcntl(tfd, F_DUPFD_CLOEXEC, 0);
+    free(tdir);
+    struct stat st;
+    if (tfd < 0 || fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target %s", n, h,
+                               errno == ELOOP ? "lies beneath a symlink"
+                                              : "is not an earlier entry of the archive"));
+    } else if (S_ISLNK(st.st_mode)) {
+        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target is a symlink (a "
+                               "hard link would move it where its target points elsewhere)",
+                               n, h));
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target is not a file", n, h));
+    } else {
+        const char *leaf;
+        int dirfd = parent_of(x, rel, name, &leaf);
+        if (dirfd < 0) {
+            rc = -1;
+        } else {
+            clear_leaf(dirfd, leaf);
+            /* No AT_SYMLINK_FOLLOW: the name itself is linked, never what it points at. */
+            if (linkat(tfd, tleaf, dirfd, leaf, 0) < 0)
+                rc = fail(x, xasprintf("hard link %s -> %s: %s", rel, trel, strerror(errno)));
+        }
+    }
+    if (tfd >= 0)
+        close(tfd);
+out:
+    free(n);
+    free(h);
+    free(trel);
+    return rc;
+}
+
 static int extract_entry(struct extract *x, struct archive *a, struct archive_entry *e)
 {
     const char *name = archive_entry_pathname(e);
+    if (!name)
+        name = "";
+    if (++x->entries_seen > x->budget.entries)
+        return over_budget(x, 1);
     const char *why = NULL;
-    char *rel = path_strip(name ? name : "", x->o->strip, &why);
-    if (!rel)
-        return fail(x, xasprintf("refusing archive entry '%s': it %s", name ? name : "", why));
+    char *rel = path_strip(name, x->o->strip, &why);
+    if (!rel) {
+        char *n = shown(name);
+        int rc = fail(x, xasprintf("refusing archive entry '%s': it %s", n, why));
+        free(n);
+        return rc;
+    }
     if (!*rel) {
         free(rel);
         return 0; /* the top-level folder itself */
@@ -145,103 +296,37 @@ static int extract_entry(struct extract *x, struct archive *a, struct archive_en
             return 0;
         rel = mapped;
         if ((why = path_rel_check(rel))) {
-            int rc = fail(x, xasprintf("refusing mapped entry '%s': it %s", rel, why));
+            char *n = shown(rel);
+            int rc = fail(x, xasprintf("refusing mapped entry '%s': it %s", n, why));
+            free(n);
             free(rel);
             return rc;
         }
     }
-    const char *under = linkset_parent_of(&x->links, rel);
-    if (under) {
-        int rc = fail(x, xasprintf("refusing archive entry '%s': it lies beneath the "
-                                   "symlink '%s' from the same archive",
-                                   name, under));
-        free(rel);
-        return rc;
-    }
-    char *full = fs_join(x->dest, rel);
-    int rc = 0;
-    mode_t perm = archive_entry_perm(e) & 0777;
+    int rc;
     const char *hardlink = archive_entry_hardlink(e);
     if (hardlink) {
-        char *trel = path_strip(hardlink, x->o->strip, &why);
-        if (trel && x->o->map && *trel) {
-            char *m = x->o->map(x->o->map_ud, trel);
-            free(trel);
-            trel = m;
-            why = trel ? path_rel_check(trel) : "is left out of the extraction";
-        }
-        if (!trel || !*trel || why || linkset_parent_of(&x->links, trel)) {
-            rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target %s", name, hardlink,
-                                   why ? why : "is outside the extracted tree"));
-        } else {
-            char *tfull = fs_join(x->dest, trel);
-            clear_path(full);
-            if (make_parent(full) < 0 || link(tfull, full) < 0)
-                rc = fail(x, xasprintf("hard link %s -> %s: %s", rel, trel, strerror(errno)));
-            free(tfull);
-        }
-        free(trel);
-        goto out;
-    }
-    switch (archive_entry_filetype(e)) {
-    case AE_IFDIR:
-        if (fs_mkdir_p(full, 0755) < 0)
-            rc = fail(x, xasprintf("mkdir %s: %s", full, strerror(errno)));
-        else
-            chmod(full, perm | 0700);
-        break;
-    case AE_IFREG: {
-        clear_path(full);
-        int fd = make_parent(full) < 0
-                     ? -1
-                     : open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            rc = fail(x, xasprintf("creating %s: %s", full, strerror(errno)));
+        rc = extract_hardlink(x, rel, name, hardlink);
+    } else {
+        switch (archive_entry_filetype(e)) {
+        case AE_IFDIR:
+            rc = extract_dir(x, rel, name, archive_entry_perm(e) & 0777);
             break;
-        }
-        long long size = 0;
-        rc = write_data(x, a, fd, rel, &size);
-        /* Owner may always write (so the tree can be removed); set-id bits are dropped. A
-         * sparse tail leaves the size short: truncating makes it what the archive says. */
-        int has_mtime = archive_entry_mtime_is_set(e);
-        time_t mtime = has_mtime ? archive_entry_mtime(e) : 0;
-        if (x->w) {
-            if (writer_close(x->w, fd, size, perm | 0600, mtime, has_mtime, rel) < 0)
-                rc = -1;
+        case AE_IFREG:
+            rc = extract_file(x, a, e, rel, name);
             break;
-        }
-        if (rc == 0 && (ftruncate(fd, size) < 0 || fchmod(fd, perm | 0600) < 0))
-            rc = fail(x, xasprintf("writing %s: %s", full, strerror(errno)));
-        if (rc == 0 && has_mtime) {
-            struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
-            futimens(fd, ts);
-        }
-        if (close(fd) < 0 && rc == 0)
-            rc = fail(x, xasprintf("writing %s: %s", full, strerror(errno)));
-        break;
-    }
-    case AE_IFLNK: {
-        const char *target = archive_entry_symlink(e);
-        const char *lwhy = path_link_check(rel, target ? target : "");
-        if (lwhy) {
-            rc = fail(x, xasprintf("refusing symlink '%s' -> '%s': it %s", name,
-                                   target ? target : "", lwhy));
+        case AE_IFLNK:
+            rc = extract_symlink(x, e, rel, name);
             break;
+        default: {
+            char *n = shown(name);
+            rc = fail(x, xasprintf("refusing archive entry '%s': not a file, folder or link", n));
+            free(n);
         }
-        clear_path(full);
-        if (make_parent(full) < 0 || symlink(target, full) < 0)
-            rc = fail(x, xasprintf("symlink %s: %s", full, strerror(errno)));
-        else
-            linkset_add(&x->links, rel);
-        break;
+        }
     }
-    default:
-        rc = fail(x, xasprintf("refusing archive entry '%s': not a file, folder or link", name));
-    }
-out:
     if (rc == 0)
         x->r->entries++;
-    free(full);
     free(rel);
     return rc;
 }
@@ -259,11 +344,15 @@ static struct archive *new_reader(void)
 static int extract_all(struct archive *a, const char *dest, const struct unpack_opts *o,
                        struct unpack_result *r)
 {
-    struct extract x = {dest, o, r, {0}, NULL};
-    if (fs_mkdir_p(dest, 0755) < 0) {
-        linkset_free(&x.links);
+    struct extract x;
+    memset(&x, 0, sizeof x);
+    x.o = o;
+    x.r = r;
+    unpack_budget_for(o->archive_size, &x.budget);
+    if (fs_mkdir_p(dest, 0755) < 0)
         return fail(&x, xasprintf("mkdir %s: %s", dest, strerror(errno)));
-    }
+    if (beneath_open(&x.root, dest, o->walk_only) < 0)
+        return fail(&x, xasprintf("opening %s: %s", dest, strerror(errno)));
     x.w = writer_start();
     int rc = 0;
     struct archive_entry *e;
@@ -291,7 +380,7 @@ static int extract_all(struct archive *a, const char *dest, const struct unpack_
     }
     if (rc < 0 && !r->error)
         r->error = xstrdup("extraction failed");
-    linkset_free(&x.links);
+    beneath_close(&x.root);
     return rc;
 }
 

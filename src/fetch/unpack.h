@@ -1,10 +1,15 @@
 /* Safe archive extraction with libarchive (tar.xz, tar.gz, zip, ...), from a complete file or
  * from a file that is still downloading (dl_stream), so decompression overlaps the download.
  *
- * Every entry is judged by the rules in pathsafe.h before anything is written: absolute
- * names, "..", links whose target leaves the tree, hard links to anything outside it, entries
- * beneath a symlink the archive made, and device files are refused, and the whole extraction
- * fails. Set-id bits are dropped; owners are not restored. */
+ * Nothing can land outside dest by construction: every file, folder and link is made relative
+ * to a folder descriptor reached beneath dest without following any symlink (beneath.h), files
+ * are created new (O_EXCL | O_NOFOLLOW) and links with symlinkat/linkat. On top of that each
+ * entry is judged by the rules in pathsafe.h, so a hostile archive fails with a message naming
+ * the entry: absolute names, "..", links whose target leaves the tree, hard links to anything
+ * outside it or to a symlink, entries beneath a symlink the archive made, and device files are
+ * refused, and the whole extraction fails. The unpacked bytes and the entry count are bounded
+ * by a budget derived from the archive's size (unpack_budget.h). Set-id bits are dropped;
+ * owners are not restored. */
 #ifndef SB_FETCH_UNPACK_H
 #define SB_FETCH_UNPACK_H
 
@@ -19,6 +24,9 @@ struct unpack_opts {
     char *(*map)(void *ud, const char *rel);
     void *map_ud;
     volatile sig_atomic_t *cancel;
+    long long archive_size;   /* bytes of the archive, < 0 unknown: sets the unpack budget */
+    const char *archive_name; /* for messages, e.g. the archive's file name */
+    int walk_only;            /* resolve folders component by component even with openat2 */
 };
 
 struct unpack_result {

@@ -65,12 +65,16 @@ static char *make_archive(const char *dir, const struct ent *ents, int n)
     return path;
 }
 
+/* Set by the tests that run twice: once with openat2, once with the component-by-component walk
+ * (kernels before 5.6). */
+static int walk_only;
+
 static int unpack(const struct ent *ents, int n, char **root_out, char **error)
 {
     char *root = tmp_root();
     char *arc = make_archive(root, ents, n);
     char *dest = fs_join(root, "out");
-    struct unpack_opts o = {.strip = 1};
+    struct unpack_opts o = {.strip = 1, .walk_only = walk_only, .archive_name = "a.tar.gz"};
     struct unpack_result r;
     int rc = unpack_file(arc, dest, &o, &r);
     *error = r.error ? xstrdup(r.error) : NULL;
@@ -83,7 +87,7 @@ static int unpack(const struct ent *ents, int n, char **root_out, char **error)
 
 static void good_archive_is_stripped(void **state)
 {
-    (void)state;
+    walk_only = state && *state;
     const struct ent ents[] = {
         {"top/", AE_IFDIR, NULL, 0755},
         {"top/bin/nvcc", AE_IFREG, "#!/bin/sh\n", 04755},
@@ -131,7 +135,7 @@ static void refuse(const struct ent *ents, int n, const char *want, const char *
 
 static void escapes_are_refused(void **state)
 {
-    (void)state;
+    walk_only = state && *state;
     const struct ent dotdot[] = {{"top/../../escaped", AE_IFREG, "x", 0}};
     refuse(dotdot, 1, "'..'", "escaped");
     const struct ent absolute[] = {{"/tmp/sb-unpack-escaped-abs", AE_IFREG, "x", 0}};
@@ -149,6 +153,59 @@ static void escapes_are_refused(void **state)
     refuse(hard2, 1, "hard link", "out/h");
     const struct ent dev[] = {{"top/null", AE_IFCHR, NULL, 0}};
     refuse(dev, 1, "not a file", "out/null");
+    /* A symlink that stays inside where it is, copied by a hard link to where it does not. */
+    const struct ent hardsym[] = {{"top/a/b/c/up", AE_IFLNK, "../../..", 0},
+                                  {"top/x", 0, "top/a/b/c/up", 0},
+                                  {"top/x/outside", AE_IFREG, "x", 0}};
+    refuse(hardsym, 3, "the target is a symlink", "outside");
+    const struct ent hardchain[] = {{"top/a/b/c/up", AE_IFLNK, "../../..", 0},
+                                    {"top/a/y", 0, "top/a/b/c/up", 0},
+                                    {"top/x", 0, "top/a/y", 0}};
+    refuse(hardchain, 3, "the target is a symlink", "out/x");
+    const struct ent hardbeneath[] = {
+        {"top/d", AE_IFLNK, ".", 0}, {"top/f", AE_IFREG, "x", 0}, {"top/h", 0, "top/d/f", 0}};
+    refuse(hardbeneath, 3, "lies beneath a symlink", "out/h");
+    const struct ent dirthrough[] = {{"top/d", AE_IFLNK, ".", 0},
+                                     {"top/d/sub/", AE_IFDIR, NULL, 0}};
+    refuse(dirthrough, 2, "beneath the symlink 'd'", "out/sub");
+}
+
+static void entry_budget_is_enforced(void **state)
+{
+    (void)state;
+    walk_only = 0;
+    /* A small archive gets the floor: 16384 entries. */
+    int n = 16390;
+    struct ent *ents = calloc((size_t)n, sizeof *ents);
+    char **names = calloc((size_t)n, sizeof *names);
+    for (int i = 0; i < n; i++) {
+        names[i] = xasprintf("top/e/%d", i);
+        ents[i] = (struct ent){names[i], AE_IFREG, "", 0};
+    }
+    refuse(ents, n, "has more than 16384 entries, its budget", NULL);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(ents);
+}
+
+static void long_names_are_shortened(void **state)
+{
+    (void)state;
+    walk_only = 0;
+    char *name = calloc(1, 6001);
+    memcpy(name, "top/", 4);
+    memset(name + 4, 'a', 5996);
+    const struct ent ents[] = {{name, AE_IFLNK, "/etc", 0}};
+    char *root, *err = NULL;
+    assert_int_equal(unpack(ents, 1, &root, &err), -1);
+    assert_non_null(err);
+    assert_true(strlen(err) < 600);
+    assert_non_null(strstr(err, "(6000 bytes)"));
+    free(err);
+    free(name);
+    fs_remove_tree(root);
+    free(root);
 }
 
 static void not_an_archive(void **state)
@@ -205,9 +262,15 @@ static void map_hook_renames_and_skips(void **state)
 
 int main(void)
 {
+    static int walk = 1;
+    void *walk_state = &walk;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_archive_is_stripped),
+        cmocka_unit_test_prestate(good_archive_is_stripped, &walk_state),
         cmocka_unit_test(escapes_are_refused),
+        cmocka_unit_test_prestate(escapes_are_refused, &walk_state),
+        cmocka_unit_test(entry_budget_is_enforced),
+        cmocka_unit_test(long_names_are_shortened),
         cmocka_unit_test(not_an_archive),
         cmocka_unit_test(map_hook_renames_and_skips),
     };

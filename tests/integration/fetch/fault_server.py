@@ -10,6 +10,12 @@ prefixes, each behaving like a different kind of broken mirror.
                  is closed; Range requests are served normally, so a client can resume
   /stall/...     headers and 64 KiB of body, then silence until the client gives up
   /norange/...   ignores Range and always sends the whole file with 200
+  /pause/...     all but the last 4 KiB at once, then 1.5 s of silence, then the rest (a client
+                 that unpacks while it downloads has unpacked the start before the hash is known)
+  /drip/...      headers, then 4 bytes a second for as long as the client stays (a mirror that
+                 keeps a transfer alive without ever finishing it)
+  /slow/...      the body at 256 KiB/s (a slow but honest mirror)
+  /hang/...      accepts the request and never answers (headers included)
 
 Binds 127.0.0.1 on a free port, writes the port to --port-file, and appends one line per
 request to --log: "<path> <range or -> <status> <body bytes sent>". With --tls CERT KEY it
@@ -25,7 +31,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = ("ok", "404", "redirect", "corrupt", "drop", "stall", "norange")
+MODES = ("ok", "404", "redirect", "corrupt", "drop", "stall", "norange", "pause", "drip", "slow",
+         "hang")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -53,6 +60,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return self.record(302, 0)
+        if mode == "hang":
+            self.record(0, 0)
+            while not self.server.stopping:
+                time.sleep(0.2)
+            self.close_connection = True
+            return
         path = os.path.join(self.server.root, rel)
         if os.path.isdir(path):
             return self.listing(path)
@@ -92,6 +105,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
+        if mode in ("pause", "drip", "slow"):
+            return self.paced(mode, status, body)
         if mode == "stall":
             chunk = min(len(body), 65536)
             self.wfile.write(body[:chunk])
@@ -108,6 +123,28 @@ class Handler(BaseHTTPRequestHandler):
             self.record(status, len(body))
         except (BrokenPipeError, ConnectionResetError):
             self.record(status, -1)
+
+    def paced(self, mode, status, body):
+        sent = 0
+        try:
+            if mode == "pause":
+                head = max(0, len(body) - 4096)
+                self.wfile.write(body[:head])
+                self.wfile.flush()
+                time.sleep(1.5)
+                self.wfile.write(body[head:])
+                sent = len(body)
+            else:
+                step, pause = (4, 1.0) if mode == "drip" else (16384, 1 / 16)
+                while sent < len(body) and not self.server.stopping:
+                    self.wfile.write(body[sent:sent + step])
+                    self.wfile.flush()
+                    sent += len(body[sent:sent + step])
+                    time.sleep(pause)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+        self.record(status, sent)
 
     def listing(self, path):
         names = sorted(os.listdir(path))
