@@ -92,6 +92,13 @@ class Ops(unittest.TestCase):
             self.assertIn("graphs 1 ops 2", r.stdout, order + "\n" + r.stderr[-3000:])
             self.assertIn("ran the op: q must be a CUDA tensor", r.stdout, order)
 
+    def test_eager_calls_skip_the_dispatcher_traced_ones_do_not(self):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        self.assertFalse(_ops.traced(torch.empty(1)))
+        with FakeTensorMode():
+            self.assertTrue(_ops.traced(torch.empty(1)))
+
     def test_cpu_tensors_are_a_value_error(self):
         q = torch.randn(1, 2, 8, 64)
         with self.assertRaises(ValueError) as cm:

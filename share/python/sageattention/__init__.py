@@ -101,11 +101,28 @@ def library_info():
 
 
 def _version():
+    """The installed wheel's version when this package came from it (it names the sagebuild
+    that made the wheel), else one made from the build record beside the library."""
     from . import _dispatch, _lib, _record
 
+    installed = _installed_version()
+    if installed:
+        return installed
     path = _record.find_record("build-record.json", _lib.library_path())
     return _dispatch.version_string(UPSTREAM_VERSION,
                                     _record.sagebuild_version(_record.load_json(path)))
+
+
+def _installed_version():
+    import importlib.metadata
+    import os
+
+    try:
+        dist = importlib.metadata.distribution("sageattention")
+        ours = os.path.samefile(str(dist.locate_file("sageattention/__init__.py")), __file__)
+    except (importlib.metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    return dist.version if ours and "+sagebuild" in dist.version else None
 
 
 def __getattr__(name):

@@ -119,40 +119,47 @@ def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_
 
 
 def _run(lib, state, call, mode, stream, with_flag):
-    """Runs the call in parts whose workspace fits the cap."""
+    """Runs the call, in parts whose workspace fits the cap when the whole does not."""
     dims = call.dims
     index = state.index
-
-    # The LSE's pointer only tells the library that a part writes one (its workspace grows).
+    whole = (0, dims.batch, 0, dims.kv_heads)
     lse_ptr = call.lse.data_ptr() if call.lse is not None else None
+    p = call.params(mode, *whole, lse_ptr, with_flag)
+    need = lib.workspace_size(p, index)
+    limit = _settings.workspace_limit()
+    if limit is None or need <= limit:
+        _launch(lib, state, p, need, stream)
+        return
 
     def workspace_bytes(nb, nkv):
+        # The LSE's pointer only tells the library that a part writes one (more workspace).
         return lib.workspace_size(call.params(mode, 0, nb, 0, nkv, lse_ptr, with_flag), index)
 
-    parts = _dispatch.plan_chunks(dims.batch, dims.kv_heads, _settings.workspace_limit(),
-                                  workspace_bytes)
-    for b0, b1, kh0, kh1 in parts:
+    for b0, b1, kh0, kh1 in _dispatch.plan_chunks(dims.batch, dims.kv_heads, limit,
+                                                  workspace_bytes):
         lse_part, lse_tmp = None, None
         if call.lse is not None:
-            qh0, qh1 = kh0 * call.group, kh1 * call.group
-            lse_part = call.lse[b0:b1, qh0:qh1]
-            if not lse_part.is_contiguous():
+            lse_part = call.lse[b0:b1, kh0 * call.group:kh1 * call.group]
+            if not lse_part.is_contiguous():  # the ABI's LSE is contiguous [b][h][q_len]
                 lse_tmp = torch.empty(lse_part.shape, dtype=torch.float32,
                                       device=call.lse.device)
-        lse_ptr = (lse_tmp if lse_tmp is not None else lse_part).data_ptr() \
-            if lse_part is not None else None
-        p = call.params(mode, b0, b1, kh0, kh1, lse_ptr, with_flag)
-        need = lib.workspace_size(p, index)
-        ws, ws_bytes = state.workspace(stream, need)
-        try:
-            lib.run(p, ws, ws_bytes, stream)
-        except _lib.LibraryError as e:
-            if e.status == _lib.ERR_NO_CODE_FOR_GPU:
-                raise RuntimeError(_dispatch.no_code_message(
-                    state.name, state.cc, lib.built_archs, sys.executable, str(e))) from None
-            raise
+        part_lse = lse_tmp if lse_tmp is not None else lse_part
+        p = call.params(mode, b0, b1, kh0, kh1,
+                        part_lse.data_ptr() if part_lse is not None else None, with_flag)
+        _launch(lib, state, p, lib.workspace_size(p, index), stream)
         if lse_tmp is not None:
             lse_part.copy_(lse_tmp)
+
+
+def _launch(lib, state, p, need, stream):
+    ws, ws_bytes = state.workspace(stream, need)
+    try:
+        lib.run(p, ws, ws_bytes, stream)
+    except _lib.LibraryError as e:
+        if e.status == _lib.ERR_NO_CODE_FOR_GPU:
+            raise RuntimeError(_dispatch.no_code_message(
+                state.name, state.cc, lib.built_archs, sys.executable, str(e))) from None
+        raise
 
 
 def _warn_nonfinite(mode_name, dims):

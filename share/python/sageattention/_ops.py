@@ -52,3 +52,11 @@ def _varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, funct
 
 attention = getattr(torch.ops, NAMESPACE).attention
 varlen = getattr(torch.ops, NAMESPACE).varlen
+attention_eager = _attention.attention
+varlen_eager = _attention.varlen
+
+
+def traced(q):
+    """Whether a call must go through the op: under torch.compile/export, or when q is not a
+    plain tensor (fake tensors, FX proxies, tensor subclasses)."""
+    return type(q) is not torch.Tensor or torch.compiler.is_compiling()

@@ -7,9 +7,13 @@ def _call(function, q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, retu
           pv_accum_dtype):
     from . import _ops  # registers the torch.library operations on first use
 
-    o, lse = _ops.attention(q, k, v, attn_mask, tensor_layout, bool(is_causal),
-                            None if sm_scale is None else float(sm_scale), bool(return_lse),
-                            function, pv_accum_dtype)
+    # Eager calls on plain tensors run the op's implementation directly (the dispatcher would
+    # add tens of microseconds per call); torch.compile, export and fake or proxy tensors see
+    # the op.
+    op = _ops.attention if _ops.traced(q) else _ops.attention_eager
+    o, lse = op(q, k, v, attn_mask, tensor_layout, bool(is_causal),
+                None if sm_scale is None else float(sm_scale), bool(return_lse), function,
+                pv_accum_dtype)
     return (o, lse) if return_lse else o
 
 
@@ -64,5 +68,6 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     (the offsets are read on the host; max_seqlen_* are not needed). Returns o like q."""
     from . import _ops
 
-    return _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, bool(is_causal),
-                       None if sm_scale is None else float(sm_scale), "sageattn_varlen")
+    op = _ops.varlen if _ops.traced(q) else _ops.varlen_eager
+    return op(q, k, v, cu_seqlens_q, cu_seqlens_k, bool(is_causal),
+              None if sm_scale is None else float(sm_scale), "sageattn_varlen")
