@@ -1,5 +1,6 @@
 /* sagebuild: the command table and global options. Each command lives in its own folder. */
 #include "cmd.h"
+#include "util/suggest.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -34,9 +35,41 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
+/* "sagebuild: 'doctr' is not a command" and, when one is near, "did you mean 'doctor'?". */
+static void no_such_command(const char *name)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    const char *near = suggest_nearest(name, names, sizeof names / sizeof names[0]);
+    fprintf(stderr, "sagebuild: '%s' is not a command.", name);
+    if (near)
+        fprintf(stderr, " Did you mean '%s'?", near);
+    fputs(" See 'sagebuild --help'.\n", stderr);
+}
+
+/* Global options may also follow the command (`sagebuild doctor --no-color`): they are taken
+ * out of the command's arguments, up to a "--", before the command parses the rest. */
+static int take_global_options(int argc, char **argv, struct global_opts *g)
+{
+    int kept = 1;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--no-color"))
+            g->no_color = 1;
+        else
+            argv[kept++] = argv[i];
+    }
+    for (; i < argc; i++)
+        argv[kept++] = argv[i];
+    argv[kept] = NULL;
+    return kept;
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: sagebuild [--no-color] [--version] [--help] <command> [<args>]\n\n"
+          "--no-color may also follow the command.\n\n"
           "Commands:\n",
           f);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -50,9 +83,13 @@ static int cmd_help(int argc, char **argv, const struct global_opts *g)
 {
     if (argc > 1) {
         const struct command *c = find_command(argv[1]);
-        if (!c || c->fn == cmd_help) {
-            fprintf(stderr, "sagebuild: no such command '%s'\n", argv[1]);
+        if (!c) {
+            no_such_command(argv[1]);
             return SB_EXIT_USAGE;
+        }
+        if (c->fn == cmd_help) { /* help for help is the usage */
+            usage(stdout);
+            return SB_EXIT_OK;
         }
         char *sub_argv[] = {argv[1], "--help", NULL};
         return c->fn(2, sub_argv, g);
@@ -103,13 +140,12 @@ int main(int argc, char **argv)
     }
     const struct command *cmd = find_command(argv[optind]);
     if (!cmd) {
-        fprintf(stderr, "sagebuild: '%s' is not a command. See 'sagebuild --help'.\n",
-                argv[optind]);
+        no_such_command(argv[optind]);
         return SB_EXIT_USAGE;
     }
     /* Each command runs its own getopt_long from a clean state. */
-    int sub_argc = argc - optind;
     char **sub_argv = argv + optind;
+    int sub_argc = take_global_options(argc - optind, sub_argv, &g);
     optind = 0;
     return cmd->fn(sub_argc, sub_argv, &g);
 }

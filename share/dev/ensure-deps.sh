@@ -2,7 +2,8 @@
 # Makes sure the libraries sagebuild builds against are installed. As root on a Debian-like
 # machine it installs what is missing; otherwise it prints the exact command and fails.
 #   ensure-deps.sh          what `make` needs
-#   ensure-deps.sh --test   also what `make test` needs (cmocka, cmake, ninja, python3, pip, xz)
+#   ensure-deps.sh --test   also what `make test` needs (cmocka, cmake, ninja, python3, pip, xz,
+#                           man and groff for the man page lint, script for the TTY tests)
 set -u
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
@@ -28,6 +29,12 @@ if [ $want_test = 1 ]; then
     python3 -m pip --version >/dev/null 2>&1 || need python3-pip
     command -v xz >/dev/null 2>&1 || need xz-utils
     command -v unzip >/dev/null 2>&1 || need unzip
+    # The man page is linted with `man --warnings` (tests/integration/test_man_page.sh); a
+    # minimized image's man stub does not run, hence the --version check.
+    man --version >/dev/null 2>&1 || need man-db
+    command -v groff >/dev/null 2>&1 || need groff-base
+    # TTY behaviour (live progress lines) is tested under script(1).
+    command -v script >/dev/null 2>&1 || need bsdutils
 fi
 
 [ -z "$missing" ] && exit 0

@@ -2,6 +2,7 @@
  * is this same binary run again with --json, so stages stay isolated (a crash in one is a
  * reported failure, not ours) and each is tested on its own; this file only decides. */
 #include "all/stages.h"
+#include "build/api.h"
 #include "build/arch.h"
 #include "build/gpus.h"
 #include "build/run.h"
@@ -9,6 +10,7 @@
 #include "util/cli.h"
 #include "util/fs.h"
 #include "util/out.h"
+#include "util/plural.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
 
@@ -236,7 +238,8 @@ static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs
         stop(r, SB_EXIT_ERROR);
     } else {
         struct strbuf sb = STRBUF_INIT;
-        sb_addf(&sb, "%d ok, %d warnings, %d errors", d.ok, d.warn, d.error);
+        sb_addf(&sb, "%d ok, %d %s, %d %s", d.ok, d.warn, plural(d.warn, "warning", "warnings"),
+                d.error, plural(d.error, "error", "errors"));
         for (int i = 0; i < d.nfindings; i++)
             sb_addf(&sb, "%s%s (%s)", i ? ", " : "; ", d.findings[i].id ? d.findings[i].id : "?",
                     d.findings[i].action == FINDING_FETCH   ? "fetch-cuda fixes it"
@@ -355,7 +358,9 @@ static char *stage_build(struct run *r, const char *archs, const char *cuda_home
         args[n++] = r->o->out;
     }
     args[n] = NULL;
-    say(r, "  ...  build: compiling %s (output kept in <out>/build.log)\n", archs);
+    char *out_dir = build_out_dir(r->o->out);
+    say(r, "  ...  build: %s into %s (log: %s/build.log)\n", archs, out_dir, out_dir);
+    free(out_dir);
     char *json, *why;
     if (run_stage(r, ST_BUILD, args, BUILD_TIMEOUT_MS, &json, &why) < 0) {
         set_stage(r, ST_BUILD, "error", why, xstrdup("sagebuild build --arch ... (to see it run)"));

@@ -404,11 +404,12 @@ void check_sage_imports(struct doctor_ctx *ctx, struct check_result *r)
             result_ev(r, "stderr", "%.*s", 400, pr.err);
         r->fix = fix_rebuild_sage(ctx, NULL);
     } else if (failed) {
-        result_set(r, CHECK_ERROR, "%d of %d modules fail to import; %s", failed, n,
-                   sb_str(&first));
+        result_set(r, CHECK_ERROR, "%d of %d %s to import; %s", failed, n,
+                   failed == 1 ? "modules fails" : "modules fail", sb_str(&first));
         r->fix = fix_rebuild_sage(ctx, NULL);
     } else {
-        result_set(r, CHECK_OK, "all %d compiled modules import", n);
+        result_set(r, CHECK_OK, "%s %d compiled %s", n == 1 ? "the" : "all", n,
+                   n == 1 ? "module imports" : "modules import");
     }
     sb_free(&first);
     proc_result_free(&pr);

@@ -1,5 +1,6 @@
 #include "doctor/report.h"
 #include "cmd.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -60,14 +61,15 @@ void report_human_summary(FILE *f, const struct out_style *st, const struct doct
     int total = c->ok + c->warn + c->error + c->skip;
     fputc('\n', f);
     if (c->error || c->warn)
-        fprintf(f,
-                "%s!%s Doctor found %d error%s and %d warning%s in %d checks (%d ok, %d "
-                "skipped).",
+        fprintf(f, "%s!%s Doctor found %d %s and %d %s in %d %s (%d ok, %d skipped).",
                 out_color(st, c->error ? OUT_ERROR : OUT_WARN), out_reset(st), c->error,
-                c->error == 1 ? "" : "s", c->warn, c->warn == 1 ? "" : "s", total, c->ok, c->skip);
+                plural(c->error, "error", "errors"), c->warn,
+                plural(c->warn, "warning", "warnings"), total, plural(total, "check", "checks"),
+                c->ok, c->skip);
     else
-        fprintf(f, "%s%s%s No issues found (%d checks, %d skipped).", out_color(st, OUT_OK),
-                st->unicode ? "•" : "-", out_reset(st), total, c->skip);
+        fprintf(f, "%s%s%s No issues found (%d %s, %d skipped).", out_color(st, OUT_OK),
+                st->unicode ? "•" : "-", out_reset(st), total, plural(total, "check", "checks"),
+                c->skip);
     if (verbose)
         fprintf(f, " [%ld ms]", elapsed_ms);
     fputc('\n', f);

@@ -3,6 +3,7 @@
 #include "cmd.h"
 #include "fetch/catalog.h"
 #include "fetch/fetch_common.h"
+#include "fetch/fetch_fix.h"
 #include "fetch/manifest.h"
 #include "fetch/pipeline.h"
 #include "fetch/pypi_index.h"
@@ -12,6 +13,7 @@
 #include "util/datadir.h"
 #include "util/fs.h"
 #include "util/out.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 #include "util/url.h"
 #include "util/version.h"
@@ -240,6 +242,23 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
                 a->source);
         return -1;
     }
+    /* A mirror or index that is not a URL would only fail later, after the plan was printed
+     * with it; say what is wrong with it now. */
+    for (int pass = 0; pass < 2; pass++) {
+        char **urls = pass ? a->indexes : a->mirrors;
+        int n = pass ? a->nindexes : a->nmirrors;
+        for (int i = 0; i < n; i++) {
+            char *why = NULL;
+            if (url_check(urls[i], &why) < 0) {
+                char *shown = url_redact(urls[i]);
+                fprintf(stderr, "sagebuild fetch-cuda: %s '%s': %s\n",
+                        pass ? "--index-url" : "--mirror", shown, why);
+                free(shown);
+                free(why);
+                return -1;
+            }
+        }
+    }
     if (a->platform && strncmp(a->platform, "linux-", 6)) {
         fprintf(stderr, "sagebuild fetch-cuda: --platform wants linux-x86_64, linux-sbsa or "
                         "linux-aarch64\n");
@@ -287,7 +306,8 @@ static void print_plan_human(const struct fetch_plan *plan, const char *prefix,
     }
     if (src)
         printf("\nsource: %s\n", src->name);
-    printf("\ntotal %.1f MB in %d archives\n", (double)total / 1e6, plan->nitems);
+    printf("\ntotal %.1f MB in %d %s\n", (double)total / 1e6, plan->nitems,
+           plural(plan->nitems, "archive", "archives"));
 }
 
 static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
@@ -339,33 +359,14 @@ static void emit_json(cJSON *doc)
     cJSON_Delete(doc);
 }
 
-/* The one command that most often gets past an error, for --json readers such as `all`. */
-static const char *fix_for(const char *error)
-{
-    if (!error)
-        return NULL;
-    if (strstr(error, "no mirror") || strstr(error, "offline"))
-        return "sagebuild fetch-cuda --dry-run   (lists every URL and sha256: download them where "
-               "the network allows, then sagebuild fetch-cuda --from DIR --offline; or add "
-               "--mirror URL)";
-    if (strstr(error, "cannot write") || strstr(error, "File too large") ||
-        strstr(error, "No space left"))
-        return "free disk space (about 300 MB for the prefix and 75 MB of cache), or pass "
-               "--prefix DIR on another file system";
-    if (strstr(error, "compile-and-link check"))
-        return "sagebuild doctor host.compiler   (then: export CC=gcc-N CXX=g++-N, and run "
-               "fetch-cuda again)";
-    return NULL;
-}
-
-static void emit_error_json(const char *error)
+static void emit_error_json(const char *error, const char *fix)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "schema", 1);
     cJSON_AddStringToObject(doc, "status", "error");
     cJSON_AddStringToObject(doc, "error", error);
-    if (fix_for(error))
-        cJSON_AddStringToObject(doc, "fix", fix_for(error));
+    if (fix)
+        cJSON_AddStringToObject(doc, "fix", fix);
     emit_json(doc);
 }
 
@@ -425,6 +426,73 @@ static void append_manifest_hint(char **err)
                         (int)n, *err);
     free(*err);
     *err = e;
+}
+
+/* The releases whose manifests are bundled or cached: what --cuda can name without a mirror. */
+static char **known_releases(const struct catalog *cat, int *n)
+{
+    char **all = NULL;
+    *n = 0;
+    const char *dirs[] = {cat->bundled_dir, cat->cache_dir};
+    for (int d = 0; d < 2; d++) {
+        int k = 0;
+        char **found = catalog_dir_labels(dirs[d], &k);
+        for (int i = 0; i < k; i++) {
+            int dup = 0;
+            for (int j = 0; j < *n && !dup; j++)
+                dup = !strcmp(all[j], found[i]);
+            if (dup) {
+                free(found[i]);
+                continue;
+            }
+            all = xrealloc(all, (size_t)(*n + 2) * sizeof *all);
+            all[(*n)++] = found[i];
+            all[*n] = NULL;
+        }
+        free(found);
+    }
+    /* oldest first, as a person reads a list of versions */
+    for (int i = 1; i < *n; i++)
+        for (int k = i; k > 0; k--) {
+            struct version va, vb;
+            if (version_parse(all[k - 1], &va) < 0 || version_parse(all[k], &vb) < 0 ||
+                version_cmp(&va, &vb) <= 0)
+                break;
+            char *t = all[k];
+            all[k] = all[k - 1];
+            all[k - 1] = t;
+        }
+    return all;
+}
+
+static int release_known(const struct catalog *cat, const char *label)
+{
+    int n = 0, hit = 0;
+    char **all = known_releases(cat, &n);
+    for (int i = 0; i < n; i++)
+        hit |= !strcmp(all[i], label);
+    resolve_free_list(all, n);
+    return hit;
+}
+
+/* "--cuda 99.9": say which releases would have worked. */
+static void append_known_releases(const struct catalog *cat, char **err)
+{
+    int n = 0;
+    char **all = known_releases(cat, &n);
+    struct strbuf sb = STRBUF_INIT;
+    size_t len = strlen(*err);
+    while (len && (*err)[len - 1] == '\n')
+        len--;
+    sb_addf(&sb, "%.*s\nreleases known here (bundled or cached):", (int)len, *err);
+    for (int i = 0; i < n; i++)
+        sb_addf(&sb, "%s%s", i ? ", " : " ", all[i]);
+    if (!n)
+        sb_adds(&sb, " none");
+    sb_adds(&sb, "; a mirror may offer newer ones (--cuda X.Y.Z asks it for that one)");
+    free(*err);
+    *err = sb_detach(&sb);
+    resolve_free_list(all, n);
 }
 
 /* Rewrites a redist plan into NVIDIA's wheels from the PyPI indexes. */
@@ -506,6 +574,8 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
         }
         if (!(label = catalog_resolve(&cat, request, &err)) ||
             catalog_load(&cat, label, &mt, &err) < 0) {
+            if (!label || !release_known(&cat, label))
+                append_known_releases(&cat, &err);
             if (pypi) /* the manifest still names the versions; say where it may come from */
                 append_manifest_hint(&err);
             goto out;
@@ -527,6 +597,16 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
     prefix = a.prefix ? fetch_absolute(a.prefix) : fetch_default_prefix(plan.release);
     if (!prefix) {
         err = xstrdup("no default prefix: set HOME or pass --prefix");
+        goto out;
+    }
+    /* The install locks and stages beside the prefix: a parent that refuses new files would
+     * only show after the downloads (and never in a dry run). */
+    char *parent = fs_dirname(prefix);
+    char *why = fs_why_not_creatable(parent);
+    free(parent);
+    if (why) {
+        err = xasprintf("cannot install into %s: %s; choose another --prefix DIR", prefix, why);
+        free(why);
         goto out;
     }
     if (a.dry_run) {
@@ -560,8 +640,9 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
         .cancel = &cancel,
     };
     if (!a.json)
-        fprintf(stderr, "sagebuild: CUDA %s (%d components%s) into %s\n", plan.release, plan.nitems,
-                pypi ? " as PyPI wheels" : "", prefix);
+        fprintf(stderr, "sagebuild: CUDA %s (%d %s%s) into %s\n", plan.release, plan.nitems,
+                plural(plan.nitems, "component", "components"), pypi ? " as PyPI wheels" : "",
+                prefix);
     struct pipeline_result res;
     int r = pipeline_run(&rq, &res);
     if (r < 0 && defer_error(at, plan.release, res.error, &cancel)) {
@@ -579,13 +660,15 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
             cJSON_AddStringToObject(doc, "postcheck_note", res.postcheck_note);
         if (res.error)
             cJSON_AddStringToObject(doc, "error", res.error);
-        if (res.error && fix_for(res.error))
-            cJSON_AddStringToObject(doc, "fix", fix_for(res.error));
+        const char *fix = fetch_fix_for(res.error, plan.release, at->source);
+        if (fix)
+            cJSON_AddStringToObject(doc, "fix", fix);
         emit_json(doc);
     } else if (r < 0) {
         fprintf(stderr, "sagebuild fetch-cuda: %s\n", res.error);
-        if (fix_for(res.error))
-            fprintf(stderr, "  fix: %s\n", fix_for(res.error));
+        const char *fix = fetch_fix_for(res.error, plan.release, at->source);
+        if (fix)
+            fprintf(stderr, "  fix: %s\n", fix);
     } else if (res.unchanged) {
         printf("CUDA %s is already installed in %s (nothing to do; --force redoes it)\n",
                plan.release, prefix);
@@ -611,12 +694,17 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
                                err, &cancel)) {
             /* kept for the caller, which tries PyPI next */
         } else if (err) {
+            const char *fix = fetch_fix_for(err,
+                                            plan.release ? plan.release
+                                            : label      ? label
+                                                         : a.cuda,
+                                            at->source);
             if (a.json)
-                emit_error_json(err);
+                emit_error_json(err, fix);
             else
                 fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
-            if (!a.json && fix_for(err))
-                fprintf(stderr, "  fix: %s\n", fix_for(err));
+            if (!a.json && fix)
+                fprintf(stderr, "  fix: %s\n", fix);
         }
     }
     free(err);

@@ -7,6 +7,7 @@
 #include "fetch/resolve.h"
 #include "fetch/verify.h"
 #include "util/fs.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <errno.h>
@@ -136,6 +137,41 @@ static int mirror_release(const char *cache, const char *label, const char *out,
     return rc;
 }
 
+/* Whether the cache holds any archive file named by the manifests of these releases (checked
+ * by name only: mirror_release verifies each one on the way). */
+static int cached_archives(const char *cache, char *const *labels, int n)
+{
+    int found = 0;
+    for (int i = 0; i < n && !found; i++) {
+        char *name = xasprintf("redistrib_%s.json", labels[i]);
+        char *path = fs_join(cache, name);
+        size_t len = 0;
+        char *text = fs_read_file(path, 16u << 20, &len);
+        struct redist_manifest m;
+        char *err = NULL;
+        if (text && manifest_parse(text, len, &m, &err) == 0) {
+            for (int c = 0; c < m.ncomponents && !found; c++)
+                for (int j = 0; j < m.components[c].nplatforms && !found; j++)
+                    for (int k = 0; k < m.components[c].platforms[j].nentries && !found; k++) {
+                        const char *rel = m.components[c].platforms[j].entries[k].relative_path;
+                        if (!rel || path_rel_check(rel))
+                            continue;
+                        char *have = fs_join(cache, rel);
+                        found = fs_is_file(have);
+                        free(have);
+                    }
+            manifest_free(&m);
+        } else {
+            found = 1; /* unreadable: let mirror_release say what is wrong with it */
+        }
+        free(err);
+        free(text);
+        free(path);
+        free(name);
+    }
+    return found;
+}
+
 int cmd_mirror(int argc, char **argv, const struct global_opts *g)
 {
     (void)g;
@@ -208,6 +244,15 @@ int cmd_mirror(int argc, char **argv, const struct global_opts *g)
                 cache ? cache : "none");
         rc = SB_EXIT_ERROR;
     }
+    if (rc == SB_EXIT_OK && !cached_archives(cache, pick, npick)) {
+        /* manifests alone (a dry run caches them) make a mirror that cannot serve a fetch */
+        fprintf(stderr,
+                "sagebuild mirror: nothing to mirror: the cache (%s) holds no archive of %s%s; "
+                "fetch first with 'sagebuild fetch-cuda --cuda %s'\n",
+                cache, npick == 1 ? "CUDA " : "the cached releases", npick == 1 ? pick[0] : "",
+                pick[0]);
+        rc = SB_EXIT_ERROR;
+    }
     int archives = 0;
     struct strbuf index = STRBUF_INIT;
     sb_adds(&index, "<html><body>\n");
@@ -215,14 +260,20 @@ int cmd_mirror(int argc, char **argv, const struct global_opts *g)
         if (mirror_release(cache, pick[i], out, &archives, &index) < 0)
             rc = SB_EXIT_ERROR;
     sb_adds(&index, "</body></html>\n");
+    if (rc == SB_EXIT_OK && archives == 0) {
+        fprintf(stderr,
+                "sagebuild mirror: nothing to mirror: no cached archive matched its manifest "
+                "(see above); fetch again with 'sagebuild fetch-cuda --force'\n");
+        rc = SB_EXIT_ERROR;
+    }
     if (rc == SB_EXIT_OK) {
         char *ix = fs_join(out, "index.html");
         if (fs_write_file(ix, index.buf, index.len) < 0) {
             fprintf(stderr, "sagebuild mirror: cannot write %s: %s\n", ix, strerror(errno));
             rc = SB_EXIT_ERROR;
         } else {
-            printf("mirror ready in %s (%d archives); serve it and use --mirror URL\n", out,
-                   archives);
+            printf("mirror ready in %s (%d %s); serve it and use --mirror URL\n", out, archives,
+                   plural(archives, "archive", "archives"));
         }
         free(ix);
     }

@@ -105,6 +105,14 @@ static int parse_opts(int argc, char **argv, struct selftest_opts *o)
             return SB_EXIT_USAGE;
         }
     }
+    /* A --build that names no folder is a mistyped path, not a machine without a GPU. */
+    if (o->build && !fs_is_dir(o->build)) {
+        fprintf(
+            stderr,
+            "sagebuild selftest: --build %s: %s; give the folder `sagebuild build --out` made\n",
+            o->build, fs_exists(o->build) ? "not a folder" : "no such folder");
+        return SB_EXIT_USAGE;
+    }
     return cli_no_operands("selftest", argc, argv, optind);
 }
 

@@ -143,6 +143,39 @@ int fs_mkdir_p(const char *path, unsigned mode)
     return r;
 }
 
+char *fs_why_not_creatable(const char *dir)
+{
+    char *at = xstrdup(dir);
+    struct stat st;
+    while (lstat(at, &st) < 0) {
+        if (errno != ENOENT && errno != ENOTDIR) {
+            char *why = xasprintf("%s cannot be looked at: %s", at, strerror(errno));
+            free(at);
+            return why;
+        }
+        char *up = fs_dirname(at);
+        free(at);
+        at = up;
+    }
+    if (!fs_is_dir(at)) {
+        char *why = xasprintf("%s is a file, not a folder", at);
+        free(at);
+        return why;
+    }
+    char *probe = fs_join(at, ".sagebuild-write-probe.XXXXXX");
+    int fd = mkstemp(probe);
+    char *why = NULL;
+    if (fd < 0) {
+        why = xasprintf("%s refuses new files: %s", at, strerror(errno));
+    } else {
+        close(fd);
+        unlink(probe);
+    }
+    free(probe);
+    free(at);
+    return why;
+}
+
 int fs_remove_tree(const char *path)
 {
     struct stat st;

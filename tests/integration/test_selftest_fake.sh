@@ -142,7 +142,9 @@ rc=$?
 [ $(($(date +%s) - start)) -lt 20 ] || fail "hang was not cut by --timeout"
 grep -q 'hung' "$tmp/o" || fail "hang message: $(cat "$tmp/o")"
 
-# Nothing built: with no GPU that is still a skip; with a GPU, an error that says to build.
+# Nothing built (in a folder that exists: a missing one is a usage error, test_fetch_upfront.sh):
+# with no GPU that is still a skip; with a GPU, an error that says to build.
+mkdir -p "$tmp/nothing"
 SAGEBUILD_FAKE_GPUS=none $SB selftest --build "$tmp/nothing" > "$tmp/o" 2>&1
 rc=$?
 [ $rc = 77 ] || fail "no build, no GPU: exit $rc: $(cat "$tmp/o")"
