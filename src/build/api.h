@@ -12,8 +12,9 @@ struct build_opts {
     const char *out; /* NULL: the default output folder */
     const char *head_dims;
     int jobs;
-    int json; /* quiet: no progress line, the CMake output goes to <out>/build.log */
-    int force;
+    int json;    /* quiet: no progress line, the CMake output goes to <out>/build.log */
+    int force;   /* from a clean CMake build folder */
+    int verbose; /* stream CMake's output instead of the progress line */
     int timeout_s;
 };
 

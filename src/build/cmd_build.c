@@ -6,6 +6,8 @@
 #include "build/gpus.h"
 #include "build/outcome.h"
 #include "build/plan.h"
+#include "build/products.h"
+#include "build/progress.h"
 #include "build/record.h"
 #include "build/run.h"
 #include "build/srcinfo.h"
@@ -25,13 +27,14 @@
 #include <string.h>
 #include <time.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
 {
     fputs("usage: sagebuild build [--arch LIST|native|all] [--cuda-home DIR] [--host-cc PATH]\n"
           "                       [--out DIR] [--head-dims 64,128] [--jobs N] [--timeout SECONDS]\n"
-          "                       [--force] [--json]\n\n"
+          "                       [--force] [--verbose] [--json]\n\n"
           "Compiles the bundled attention kernels (libsageattn.so, sageattn.h, sageattn.pc,\n"
           "sageattn-selftest) for the chosen GPU archs and installs them into --out.\n\n"
           "  --arch LIST       sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a sm_121a, comma-\n"
@@ -46,11 +49,15 @@ static void usage(FILE *f)
           "  --jobs N          parallel compile jobs (default: cores, at most one per 4 GB of\n"
           "                    available memory)\n"
           "  --timeout SECONDS limit for each CMake step (default 3600)\n"
-          "  --force           build even when nothing changed\n"
-          "  --json            print the result as JSON (build output goes to <out>/build.log)\n\n"
-          "A second build with nothing changed does no work. On a terminal the build output is\n"
-          "shown as it runs; otherwise it is kept in <out>/build.log and its tail shown on a\n"
-          "failure. Exit status: 0 built or up to date, 2 error, 64 usage.\n",
+          "  --force           rebuild everything, from a clean CMake build folder\n"
+          "  -v, --verbose     show CMake's and the compilers' output as it runs\n"
+          "  --json            print the result as JSON\n\n"
+          "A second build with nothing changed does no work. The full output of a build is kept\n"
+          "in <out>/build.log (its tail is shown on a failure); on a terminal one line shows the\n"
+          "step, the file being compiled and the time so far. A build that compiled nothing\n"
+          "keeps the record and log of the build that made the files. Interrupted (Ctrl-C,\n"
+          "SIGTERM), it stops CMake and the compilers and leaves the installed files, record\n"
+          "and log as they were. Exit status: 0 built or up to date, 2 error, 64 usage.\n",
           f);
 }
 
@@ -65,13 +72,14 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
         {"jobs", required_argument, NULL, 'j'},
         {"json", no_argument, NULL, 'J'},
         {"force", no_argument, NULL, 'f'},
+        {"verbose", no_argument, NULL, 'v'},
         {"timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     build_opts_init(o);
     int c;
-    while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hj:v", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
             o->arch = optarg;
@@ -101,6 +109,9 @@ static int parse_opts(int argc, char **argv, struct build_opts *o)
             break;
         case 'f':
             o->force = 1;
+            break;
+        case 'v':
+            o->verbose = 1;
             break;
         case 'h':
             usage(stdout);
@@ -185,13 +196,47 @@ static char *read_tail(const char *path)
     return tail;
 }
 
-/* Configure, build, install; measures the whole. 0 or -1 with res->error set. */
-static int compile(const struct build_plan *plan, const struct step_io *io,
-                   struct build_outcome *res, double *cpu)
+/* The terminal's progress line: redrawn from the log a few times a second. */
+struct progress_tick {
+    const char *stage; /* "configure", "compile", "install" */
+    const char *log_path;
+    double t0;
+    int width;
+};
+
+static double wall_now(void);
+
+static void draw_progress(void *arg)
+{
+    const struct progress_tick *t = arg;
+    struct build_progress p;
+    int have = strcmp(t->stage, "compile") == 0 && build_progress_read(t->log_path, &p);
+    char *line = build_progress_line(t->stage, have ? &p : NULL, wall_now() - t->t0, t->width);
+    printf("\r\033[K%s", line);
+    fflush(stdout);
+    free(line);
+}
+
+static int terminal_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col - 1; /* the last column would wrap on some terminals */
+    return 79;
+}
+
+/* Configure, build, install; measures the whole. record_path is removed before the install
+ * step: until then the installed files and their record are the last build's, untouched by a
+ * failed or interrupted compile. 0 or -1 with res->error set. */
+static int compile(const struct build_plan *plan, const struct step_io *io_in,
+                   const char *record_path, struct build_outcome *res, double *cpu)
 {
     char **steps[3] = {build_cmake_configure_argv(plan), build_cmake_build_argv(plan),
                        build_cmake_install_argv(plan)};
     static const char *const names[3] = {"CMake configure", "compile", "install"};
+    static const char *const stages[3] = {"configure", "compile", "install"};
+    struct step_io io = *io_in;
+    struct progress_tick *tick = io.tick_arg;
     static const char *const fixes[3] = {
         "read the CMake error above; `sagebuild doctor` checks the toolkit and compilers",
         "read the first error above; if the machine ran out of memory, lower --jobs",
@@ -201,9 +246,15 @@ static int compile(const struct build_plan *plan, const struct step_io *io,
     for (int s = 0; s < 3 && rc == 0; s++) {
         struct proc_result pr;
         double step_cpu = 0;
-        if (build_run_step(steps[s], io, &pr, &step_cpu) < 0) {
+        if (tick)
+            tick->stage = stages[s];
+        if (s == 2)
+            unlink(record_path);
+        if (build_run_step(steps[s], &io, &pr, &step_cpu) < 0) {
             char why[160];
-            res->log_tail = io->stream ? NULL : read_tail(io->log_path);
+            if (tick)
+                printf("\r\033[K");
+            res->log_tail = io.stream ? NULL : read_tail(io.log_path);
             build_outcome_error(res, SB_EXIT_ERROR,
                                 xasprintf("%s %s", names[s], proc_describe(&pr, why, sizeof why)),
                                 xstrdup(pr.timed_out ? "raise --timeout, or lower --jobs if the "
@@ -214,6 +265,9 @@ static int compile(const struct build_plan *plan, const struct step_io *io,
         *cpu += step_cpu;
         proc_result_free(&pr);
     }
+    if (tick && rc == 0)
+        printf("\r\033[K");
+    fflush(stdout);
     for (int s = 0; s < 3; s++)
         build_argv_free(steps[s]);
     return rc;
@@ -385,10 +439,11 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
         goto done;
     }
     char *build_dir = fs_join(res->out_dir, "cmake-build");
-    if (have_prev)
-        build_record_free(&prev);
-    /* No record while building: a failed build must not look up to date afterwards. */
-    unlink(record_path);
+    /* --force means from clean: with the old tree kept, ninja would find nothing to do. */
+    if (o->force && fs_exists(build_dir)) {
+        sb_addf(&res->notes, "--force: starting from a clean %s\n", build_dir);
+        fs_remove_tree(build_dir);
+    }
 
     struct resources rs;
     probe_resources(res->out_dir, &rs);
@@ -413,20 +468,43 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
         ;
     w->flags = configure; /* the record owns it now */
 
-    int stream = !o->json && isatty(STDOUT_FILENO);
-    {
-        if (!stream) {
-            res->log_path = fs_join(res->out_dir, "build.log");
-            unlink(res->log_path);
-        }
-        struct step_io io = {stream, res->log_path, o->timeout_s * 1000};
-        if (!o->json)
-            printf("building %s (head dims %s) with nvcc %s, %s %s, %s -j%d: %s\n", w->archs,
-                   w->head_dims, w->nvcc_version, w->host_cxx_path, w->host_cxx_version,
-                   w->generator, plan.jobs, res->reason);
-        fflush(stdout);
-        double t0 = wall_now();
-        if (compile(&plan, &io, res, &w->cpu_seconds) == 0) {
+    /* The output goes to a log in the build tree while it runs, and becomes <out>/build.log
+     * only when it is the log of a real build (or of a failure): an interrupted build leaves
+     * the last one's log, and a build that compiled nothing does not hide it. */
+    int stream = o->verbose && !o->json;
+    int progress = !stream && !o->json && isatty(STDOUT_FILENO);
+    char *running_log = build_progress_log_path(res->out_dir);
+    char *final_log = fs_join(res->out_dir, "build.log");
+    fs_mkdir_p(build_dir, 0755);
+    unlink(running_log);
+    struct progress_tick tick = {"configure", running_log, wall_now(), terminal_width()};
+    struct step_io io = {stream, stream ? NULL : running_log, o->timeout_s * 1000,
+                         progress ? draw_progress : NULL, progress ? &tick : NULL};
+    if (!o->json)
+        printf("building %s (head dims %s) with nvcc %s, %s %s, %s -j%d: %s\n", w->archs,
+               w->head_dims, w->nvcc_version, w->host_cxx_path, w->host_cxx_version, w->generator,
+               plan.jobs, res->reason);
+    fflush(stdout);
+    double t0 = wall_now();
+    double products_before = build_products_newest(build_dir);
+    if (compile(&plan, &io, record_path, res, &w->cpu_seconds) == 0) {
+        int compiled = build_products_newest(build_dir) > products_before;
+        if (!compiled && have_prev) {
+            /* Nothing compiled or linked: the installed files are the last real build's, so
+             * its times, nvcc command and log stay; the inputs are the ones asked now. */
+            w->cpu_seconds = prev.cpu_seconds;
+            w->wall_seconds = prev.wall_seconds;
+            w->jobs = prev.jobs;
+            w->finished_at = prev.finished_at;
+            w->nvcc_command = prev.nvcc_command;
+            prev.finished_at = prev.nvcc_command = NULL;
+            res->up_to_date = res->compiled_nothing = 1;
+            sb_addf(&res->notes,
+                    "nothing needed compiling: the files are the ones built %s; its record and "
+                    "log are kept\n",
+                    w->finished_at ? w->finished_at : "before");
+            unlink(running_log);
+        } else {
             w->wall_seconds = wall_now() - t0;
             w->finished_at = utc_now();
             char *cc_path = fs_join(build_dir, "compile_commands.json");
@@ -434,13 +512,22 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
             w->nvcc_command = cmake_first_cuda_command(cc_text);
             free(cc_text);
             free(cc_path);
-            char *json = build_record_to_json(w);
-            if (fs_write_file(record_path, json, strlen(json)) < 0)
-                sb_addf(&res->notes, "could not write %s: %m\n", record_path);
-            free(json);
-            rc = 0;
+            if (!stream && rename(running_log, final_log) == 0)
+                res->log_path = xstrdup(final_log);
         }
+        char *json = build_record_to_json(w);
+        if (fs_write_file(record_path, json, strlen(json)) < 0)
+            sb_addf(&res->notes, "could not write %s: %m\n", record_path);
+        free(json);
+        rc = 0;
+    } else if (!stream && rename(running_log, final_log) == 0) {
+        /* the failure's own output is what the next person needs to read */
+        res->log_path = xstrdup(final_log);
     }
+    if (have_prev)
+        build_record_free(&prev);
+    free(running_log);
+    free(final_log);
     free(archs_cmake);
     free(dims_cmake);
     free(build_dir);

@@ -26,6 +26,7 @@ char *build_outcome_json(const struct build_outcome *o)
     cJSON_AddStringToObject(root, "status", o->error ? "error" : "ok");
     cJSON_AddNumberToObject(root, "exit_code", o->exit_code);
     cJSON_AddBoolToObject(root, "up_to_date", o->up_to_date);
+    cJSON_AddBoolToObject(root, "compiled", !o->error && !o->up_to_date);
     cJSON_AddItemToObject(root, "reason", str_or_null(o->reason));
     cJSON_AddItemToObject(root, "out", str_or_null(o->out_dir));
     cJSON *notes = cJSON_AddArrayToObject(root, "notes");
@@ -83,6 +84,14 @@ void build_outcome_print(const struct build_outcome *o, FILE *f, int color)
         return;
     }
     const struct build_record *r = &o->rec;
+    if (o->compiled_nothing) {
+        fprintf(f,
+                "%sup to date:%s %s (%s; %s) — %s; nothing needed compiling, files installed "
+                "again\n",
+                green, reset, o->out_dir, r->archs, r->nvcc_version ? r->nvcc_version : "nvcc",
+                o->reason);
+        return;
+    }
     if (o->up_to_date) {
         fprintf(f, "%sup to date:%s %s (%s; %s) — %s, no work done\n", green, reset, o->out_dir,
                 r->archs, r->nvcc_version ? r->nvcc_version : "nvcc", o->reason);

@@ -17,7 +17,8 @@ struct build_outcome {
     char *log_tail;      /* its last lines after a failure */
     struct strbuf notes; /* one remark per line */
     int up_to_date;
-    char *reason; /* why work was (or was not) done */
+    int compiled_nothing; /* CMake ran, but nothing needed compiling (files reinstalled) */
+    char *reason;         /* why work was (or was not) done */
     char *out_dir;
     struct build_record rec;
     int have_rec;
@@ -25,7 +26,7 @@ struct build_outcome {
 
 void build_outcome_error(struct build_outcome *o, int exit_code, char *error, char *fix);
 /* {"schema":1,"command":"build","status":"ok"|"error","exit_code":..,"up_to_date":..,
- *  "reason":..,"out":..,"notes":[..],"record":{..}|null,"error":null|{"summary","fix","log",
+ *  "compiled":..,"reason":..,"out":..,"notes":[..],"record":{..}|null,"error":null|{"summary","fix","log",
  *  "log_tail"}}. Heap string. */
 char *build_outcome_json(const struct build_outcome *o);
 void build_outcome_print(const struct build_outcome *o, FILE *f, int color);

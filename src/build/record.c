@@ -73,9 +73,12 @@ char *build_record_to_json(const struct build_record *r)
         cJSON_AddItemToArray(flags, cJSON_CreateString(r->flags[i]));
     cJSON_AddNumberToObject(root, "jobs", r->jobs);
     cJSON *t = cJSON_AddObjectToObject(root, "time");
-    /* two decimals are what a person reads; cJSON would print 17 digits */
-    cJSON_AddNumberToObject(t, "cpu_seconds", (double)(long long)(r->cpu_seconds * 100) / 100);
-    cJSON_AddNumberToObject(t, "wall_seconds", (double)(long long)(r->wall_seconds * 100) / 100);
+    /* two decimals are what a person reads; cJSON would print 17 digits. Rounded, not cut, so
+     * that a record read and written again (a build that compiled nothing) keeps its values. */
+    cJSON_AddNumberToObject(t, "cpu_seconds",
+                            (double)(long long)(r->cpu_seconds * 100 + 0.5) / 100);
+    cJSON_AddNumberToObject(t, "wall_seconds",
+                            (double)(long long)(r->wall_seconds * 100 + 0.5) / 100);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     char *out = xasprintf("%s\n", text);

@@ -59,7 +59,10 @@ static double children_cpu(void)
 int build_run_step(char *const *argv, const struct step_io *io, struct proc_result *res,
                    double *cpu_seconds)
 {
-    struct proc_opts o = {.timeout_ms = io->timeout_ms, .max_output = 64 * 1024};
+    struct proc_opts o = {.timeout_ms = io->timeout_ms,
+                          .max_output = 64 * 1024,
+                          .tick = io->tick,
+                          .tick_arg = io->tick_arg};
     double before = children_cpu();
     int rc;
     if (io->stream || !io->log_path) {

@@ -11,6 +11,8 @@ struct step_io {
     int stream;           /* the child writes to our terminal */
     const char *log_path; /* otherwise its output is appended here */
     int timeout_ms;
+    void (*tick)(void *arg); /* called a few times a second while a step runs (progress) */
+    void *tick_arg;
 };
 
 /* Runs argv; 0 when it exited with 0. res describes what happened (free it). cpu_seconds

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,102 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Children run in process groups of their own (so a timeout can kill a whole tree), which also
+ * keeps them out of the terminal's Ctrl-C and out of a `timeout` or service manager's SIGTERM
+ * to sagebuild. So while children run, SIGINT, SIGTERM and SIGHUP are caught, sent on to every
+ * live child group, the groups are waited for (SIGKILL after PROC_INTERRUPT_GRACE_MS), and
+ * then the signal is delivered again with the disposition sagebuild had before: by default
+ * sagebuild dies of it, after its children. */
+static long now_ms(void);
+#define PROC_INTERRUPT_GRACE_MS 5000
+#define PROC_MAX_LIVE 16
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NFORWARDED ((int)(sizeof forwarded_signals / sizeof forwarded_signals[0]))
+static volatile pid_t live_groups[PROC_MAX_LIVE];
+static volatile sig_atomic_t pending_signal;
+static struct sigaction saved_actions[NFORWARDED];
+static int live_count; /* children being supervised; the handler is ours while > 0 */
+
+static void forward_signal(int sig)
+{
+    int saved_errno = errno;
+    pending_signal = sig;
+    for (int i = 0; i < PROC_MAX_LIVE; i++)
+        if (live_groups[i] > 0)
+            kill(-live_groups[i], sig);
+    errno = saved_errno;
+}
+
+static void block_forwarded(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < NFORWARDED; i++)
+        sigaddset(&set, forwarded_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+/* Called with the forwarded signals blocked. */
+static void track_child(pid_t pid)
+{
+    if (live_count++ == 0) {
+        pending_signal = 0;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = forward_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < NFORWARDED; i++) {
+            sigaction(forwarded_signals[i], NULL, &saved_actions[i]);
+            /* ignored on entry (SIGINT of a shell's background job, nohup's SIGHUP): the
+             * children inherit that too, and nothing is passed on */
+            if (saved_actions[i].sa_handler != SIG_IGN)
+                sigaction(forwarded_signals[i], &sa, NULL);
+        }
+    }
+    for (int i = 0; i < PROC_MAX_LIVE; i++)
+        if (live_groups[i] == 0) {
+            live_groups[i] = pid;
+            break;
+        }
+}
+
+/* The child is reaped: stop forwarding to it; the last one out restores the old dispositions
+ * and re-delivers a signal that came meanwhile. */
+static void untrack_child(pid_t pid)
+{
+    sigset_t old;
+    block_forwarded(&old);
+    for (int i = 0; i < PROC_MAX_LIVE; i++)
+        if (live_groups[i] == pid)
+            live_groups[i] = 0;
+    int sig = 0;
+    if (--live_count == 0) {
+        for (int i = 0; i < NFORWARDED; i++)
+            sigaction(forwarded_signals[i], &saved_actions[i], NULL);
+        sig = pending_signal;
+        pending_signal = 0;
+    }
+    if (sig)
+        raise(sig); /* stays pending until the mask is restored */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* After an interruption or a timeout nothing of the child's group may outlive it: whatever is
+ * left (orphans the child did not wait for) is killed, and waited for until it is gone. */
+static void sweep_group(pid_t pgid)
+{
+    if (kill(-pgid, 0) < 0)
+        return;
+    kill(-pgid, SIGKILL);
+    long until = now_ms() + 2000;
+    while (kill(-pgid, 0) == 0 && now_ms() < until) {
+        while (waitpid(-pgid, NULL, WNOHANG) > 0)
+            ;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
 
 static long now_ms(void)
 {
@@ -66,10 +163,26 @@ static void supervise(pid_t pid, struct capture *cap, int ncap, const struct pro
 {
     int timeout = o && o->timeout_ms > 0 ? o->timeout_ms : PROC_DEFAULT_TIMEOUT_MS;
     long deadline = start + timeout;
+    long kill_at = 0; /* after a forwarded signal: when the group gets SIGKILL */
+    int tick_ms = o && o->tick_ms > 0 ? o->tick_ms : 250;
+    long next_tick = start;
     int status = 0;
     int reaped = 0;
 
     for (;;) {
+        if (o && o->tick && now_ms() >= next_tick) {
+            o->tick(o->tick_arg);
+            next_tick = now_ms() + tick_ms;
+        }
+        if (pending_signal && !res->interrupted) {
+            res->interrupted = 1;
+            kill_at = now_ms() + PROC_INTERRUPT_GRACE_MS;
+        }
+        if (kill_at && now_ms() >= kill_at) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            kill_at = 0;
+        }
         struct pollfd pfd[2];
         int n = 0;
         for (int i = 0; i < ncap; i++)
@@ -83,6 +196,8 @@ static void supervise(pid_t pid, struct capture *cap, int ncap, const struct pro
             res->timed_out = 1;
             break;
         }
+        if (kill_at && kill_at - now_ms() < left)
+            left = kill_at - now_ms() > 0 ? kill_at - now_ms() : 1;
         if (n == 0) {
             /* Pipes closed (or never captured): wait for the exit, still bounded. */
             pid_t w = waitpid(pid, &status, WNOHANG);
@@ -113,6 +228,8 @@ static void supervise(pid_t pid, struct capture *cap, int ncap, const struct pro
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
     }
+    if (res->timed_out || res->interrupted || pending_signal)
+        sweep_group(pid);
     for (int i = 0; i < ncap; i++)
         if (cap[i].fd >= 0)
             close(cap[i].fd);
@@ -144,11 +261,21 @@ static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const st
 
     fflush(stdout);
     fflush(stderr);
+    /* A signal between fork and tracking would miss the new group: hold them until then. */
+    sigset_t old_mask;
+    block_forwarded(&old_mask);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
         goto fail;
+    }
     if (pid == 0) {
         setpgid(0, 0);
+        if (live_count > 0) /* another child is live: ours is installed, the child gets back
+                               what sagebuild had before */
+            for (int i = 0; i < NFORWARDED; i++)
+                sigaction(forwarded_signals[i], &saved_actions[i], NULL);
+        pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
         close(execp[0]);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) {
@@ -188,6 +315,9 @@ static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const st
         }
         _exit(127);
     }
+    setpgid(pid, pid); /* also here, so the group exists before any kill(-pid) */
+    track_child(pid);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     close(execp[1]);
     execp[1] = -1;
     int child_errno = 0;
@@ -214,6 +344,7 @@ static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const st
         }
     }
     supervise(pid, cap, ncap, o, res, start);
+    untrack_child(pid);
     if (got == (ssize_t)sizeof child_errno) {
         res->started = 0;
         res->spawn_errno = child_errno;

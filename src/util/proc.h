@@ -13,6 +13,9 @@ struct proc_opts {
     const char *const *env_set; /* NULL-terminated "NAME=value" / "NAME" (unset) list */
     int merge_stderr;           /* stderr goes into out */
     int inherit_stdio;          /* child writes straight to our terminal; out/err stay empty */
+    void (*tick)(void *arg);    /* called about every tick_ms while the child runs (progress) */
+    void *tick_arg;
+    int tick_ms; /* <= 0: 250 */
 };
 
 #define PROC_DEFAULT_TIMEOUT_MS 10000
@@ -26,7 +29,8 @@ struct proc_result {
     int signaled; /* killed by term_signal (also after a timeout) */
     int term_signal;
     int timed_out;
-    char *out; /* NUL-terminated, never NULL after proc_run */
+    int interrupted; /* sagebuild got SIGINT/SIGTERM/SIGHUP meanwhile and passed it on */
+    char *out;       /* NUL-terminated, never NULL after proc_run */
     size_t out_len;
     char *err;
     size_t err_len;
@@ -34,7 +38,11 @@ struct proc_result {
 };
 
 /* Runs argv[0] (searched in PATH when it has no '/'). Returns 0 when the child ran and exited
- * with status 0, -1 otherwise; res always describes what happened and must be freed. */
+ * with status 0, -1 otherwise; res always describes what happened and must be freed.
+ * The child runs in a process group of its own. SIGINT, SIGTERM or SIGHUP to sagebuild while
+ * it runs are passed on to that group, which is waited for (and killed after 5 s), and then
+ * delivered to sagebuild itself with the disposition it had: by default it dies of the signal
+ * only after its children did; a handler (fetch-cuda's cancel flag) runs and proc_run returns. */
 int proc_run(const char *const argv[], const struct proc_opts *opts, struct proc_result *res);
 
 /* Runs fn(arg, fd) in a forked child; whatever fn writes to fd lands in res->out. The child

@@ -81,11 +81,16 @@ $SB build --arch sm_90,sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" --head-
 grep -q "host compiler changed ($bin/g++-11 -> $bin/g++-9): starting from a fresh $out/cmake-build" "$tmp/o" ||
     fail "stale cache note: $(cat "$tmp/o")"
 
-# 6. A failing compile: exit 2, the log's tail shown, no record left to look up to date.
+# 6. A failing compile: exit 2, the log's tail shown; the installed files and their record stay
+#    those of the last build (nothing was installed), so they are not mistaken for this one.
+cp "$out/build-record.json" "$tmp/record-before"
 FAKE_CMAKE_BUILD_RC=1 $SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" --force > "$tmp/o" 2>&1
 [ $? = 2 ] || fail "failed compile must exit 2"
 grep -q 'compile exited with status 1' "$tmp/o" && grep -q 'fake compile' "$tmp/o" || fail "failure report: $(cat "$tmp/o")"
-[ ! -e "$out/build-record.json" ] || fail "a failed build left its record"
+cmp -s "$out/build-record.json" "$tmp/record-before" || fail "a failed compile changed the record"
+grep -q 'compile exited\|fake compile' "$out/build.log" || fail "the failure's log is kept in build.log"
+$SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out "$out" > "$tmp/o" 2>&1 || fail "rebuild after a failure"
+grep -q 'up to date' "$tmp/o" && fail "the failed build's inputs look up to date: $(cat "$tmp/o")"
 
 # 7. A fetched toolkit is preferred over PATH/CUDA_HOME when no --cuda-home is given.
 mkdir -p "$XDG_DATA_HOME/sagebuild"

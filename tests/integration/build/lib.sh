@@ -59,7 +59,18 @@ mk_cmake() {
 echo "\$*" >> "\${FAKE_CMAKE_LOG:-/dev/null}"
 case "\$1" in
 --version) echo "cmake version 3.28.3"; exit 0 ;;
---build) echo "[1/1] fake compile"; exit \${FAKE_CMAKE_BUILD_RC:-0} ;;
+--build)
+    echo "[1/1] fake compile"
+    # a compile leaves an object behind (build tells a real build from a no-op by them)
+    [ -n "\${FAKE_CMAKE_NO_WORK:-}" ] || : > "\$2/fake-kernel.o"
+    if [ -n "\${FAKE_CMAKE_HANG_PIDS:-}" ]; then
+        # a compiler that does not stop by itself: only a signal ends it
+        sleep 300 &
+        echo \$! >> "\$FAKE_CMAKE_HANG_PIDS"
+        echo \$\$ >> "\$FAKE_CMAKE_HANG_PIDS"
+        wait
+    fi
+    exit \${FAKE_CMAKE_BUILD_RC:-0} ;;
 --install)
     prefix=\$(cat "\$2/prefix")
     mkdir -p "\$prefix/lib/pkgconfig" "\$prefix/include" "\$prefix/bin"
