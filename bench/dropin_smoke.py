@@ -239,8 +239,8 @@ def nonfinite_recompute():
     call = _kernel._Call(q, k, v, o, None, "HND", sageattention._dispatch.Dims(1, 2, 2, 128, 128,
                          64, 64), 0.0, False, flag.data_ptr())
     p = call.params(lib.mode_value("int8-fp16"), 0, 1, 0, 2, None, True)
-    ws, n = _device.state(0).workspace(torch.cuda.current_stream().cuda_stream,
-                                       lib.workspace_size(p, 0))
+    ws, n, _ = _device.state(0).workspace(torch.cuda.current_stream().cuda_stream,
+                                          lib.workspace_size(p, 0))
     lib.run(p, ws, n, torch.cuda.current_stream().cuda_stream)
     report(int(flag.item()) == 1 and not bool(torch.isfinite(o).all()), "kernel flag on inf")
     # The Python side: a quantized call that reports non-finite output from finite inputs is

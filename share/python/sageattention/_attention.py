@@ -1,9 +1,11 @@
 """The whole of one call, eagerly: check the inputs, choose the path (_dispatch.plan_call), run
 it (_kernel or _sdpa). This is what the torch.library op runs, so fallbacks happen inside it."""
 
+import logging
+
 import torch
 
-from . import _dispatch, _kernel, _sdpa
+from . import _dispatch, _kernel, _lib, _sdpa
 
 
 def _dtype_name(dtype):
@@ -61,9 +63,30 @@ def attention(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, return_lse
                                  dims.head_dim ** -0.5 if scale is None else scale,
                                  bool(return_lse))
     else:
-        o, lse = _kernel.attention(q, k, v, layout, dims, plan.compute_dtype, bool(is_causal),
-                                   scale, bool(return_lse), function, pv_accum_dtype)
+        try:
+            o, lse = _kernel.attention(q, k, v, layout, dims, plan.compute_dtype,
+                                       bool(is_causal), scale, bool(return_lse), function,
+                                       pv_accum_dtype)
+        except _lib.LibraryValueError as e:
+            # A library built without this head dim's kernels (sagebuild build --head-dims)
+            # refuses before launching anything: the exact path can still compute the call.
+            if e.status != _lib.ERR_UNSUPPORTED_HEAD_DIM:
+                raise
+            _warn_head_dim(e)
+            o, lse = _sdpa.attention(q, k, v, None, layout, dims, bool(is_causal),
+                                     dims.head_dim ** -0.5 if scale is None else scale,
+                                     bool(return_lse))
     return o, lse if lse is not None else _empty_lse(q)
+
+
+_warned_head_dims = set()
+
+
+def _warn_head_dim(error):
+    if str(error) not in _warned_head_dims:
+        _warned_head_dims.add(str(error))
+        logging.getLogger("sageattention").warning(
+            "sageattention: %s; these calls run through torch SDPA instead", error)
 
 
 def varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, function):

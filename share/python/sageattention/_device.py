@@ -78,20 +78,23 @@ class DeviceState:
         self._modes[key] = result
         return result
 
-    def workspace(self, stream, nbytes):
-        """(pointer, bytes) of a 256-byte aligned workspace of at least nbytes for `stream`.
-        One buffer per stream, so that calls on different streams never share one."""
+    def workspace(self, stream, nbytes, capturing=False):
+        """(pointer, bytes, owner) of a 256-byte aligned workspace of at least nbytes for
+        `stream`: one cached buffer per stream, so that calls on different streams never share
+        one. While a CUDA graph is being captured the buffer is a new one from the graph's
+        pool (owner keeps it alive for the call), so that a later, larger call cannot free
+        memory the graph replays into."""
         if nbytes == 0:
-            return None, 0
-        buf = self.workspaces.get(stream)
+            return None, 0, None
+        buf = None if capturing else self.workspaces.get(stream)
         if buf is None or buf.numel() - WORKSPACE_ALIGN < nbytes:
-            self.workspaces.pop(stream, None)
             buf = torch.empty(nbytes + WORKSPACE_ALIGN, dtype=torch.uint8,
                               device=torch.device("cuda", self.index))
-            self.workspaces[stream] = buf
+            if not capturing:
+                self.workspaces[stream] = buf
         ptr = buf.data_ptr()
         pad = (-ptr) % WORKSPACE_ALIGN
-        return ptr + pad, buf.numel() - pad
+        return ptr + pad, buf.numel() - pad, buf
 
     def flag(self, stream):
         """This stream's int32 non-finite flag (a device tensor of one element)."""

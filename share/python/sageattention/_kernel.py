@@ -39,7 +39,8 @@ def _bht_strides(t, layout):
 class _Call:
     """The fixed parts of one call's params; parts of it are filled per chunk."""
 
-    def __init__(self, q, k, v, o, lse, layout, dims, sm_scale, causal, flag_ptr):
+    def __init__(self, q, k, v, o, lse, layout, dims, sm_scale, causal, flag_ptr,
+                 capturing=False):
         self.q, self.k, self.v, self.o, self.lse = q, k, v, o, lse
         self.qs, self.ks = _bht_strides(q, layout), _bht_strides(k, layout)
         self.vs, self.os = _bht_strides(v, layout), _bht_strides(o, layout)
@@ -50,6 +51,7 @@ class _Call:
         self.sm_scale = sm_scale
         self.causal = causal
         self.flag_ptr = flag_ptr
+        self.capturing = capturing
 
     def params(self, mode, b0, b1, kh0, kh1, lse_ptr, with_flag):
         """Params for batches b0..b1 and kv heads kh0..kh1 (their q heads with them)."""
@@ -98,14 +100,14 @@ def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_
         lse = (torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
                            device=q.device) if return_lse else None)
         stream = torch.cuda.current_stream(index).cuda_stream
+        capturing = torch.cuda.is_current_stream_capturing()
         check = (_settings.check_finite() and lib.has_nonfinite_flag
-                 and mode_name != _dispatch.SAFE_MODE
-                 and not torch.cuda.is_current_stream_capturing())
+                 and mode_name != _dispatch.SAFE_MODE and not capturing)
         flag = state.flag(stream) if check else None
         if flag is not None:
             flag.zero_()
         call = _Call(qc, kc, vc, o, lse, layout, dims, sm_scale or 0.0, is_causal,
-                     flag.data_ptr() if flag is not None else None)
+                     flag.data_ptr() if flag is not None else None, capturing)
         _run(lib, state, call, mode, stream, check)
         if flag is not None and int(flag.item()) != 0:
             if all(bool(torch.isfinite(t).all()) for t in (q, k, v)):
@@ -128,7 +130,7 @@ def _run(lib, state, call, mode, stream, with_flag):
     need = lib.workspace_size(p, index)
     limit = _settings.workspace_limit()
     if limit is None or need <= limit:
-        _launch(lib, state, p, need, stream)
+        _launch(lib, state, p, need, stream, call.capturing)
         return
 
     def workspace_bytes(nb, nkv):
@@ -146,13 +148,13 @@ def _run(lib, state, call, mode, stream, with_flag):
         part_lse = lse_tmp if lse_tmp is not None else lse_part
         p = call.params(mode, b0, b1, kh0, kh1,
                         part_lse.data_ptr() if part_lse is not None else None, with_flag)
-        _launch(lib, state, p, lib.workspace_size(p, index), stream)
+        _launch(lib, state, p, lib.workspace_size(p, index), stream, call.capturing)
         if lse_tmp is not None:
             lse_part.copy_(lse_tmp)
 
 
-def _launch(lib, state, p, need, stream):
-    ws, ws_bytes = state.workspace(stream, need)
+def _launch(lib, state, p, need, stream, capturing):
+    ws, ws_bytes, owner = state.workspace(stream, need, capturing)
     try:
         lib.run(p, ws, ws_bytes, stream)
     except _lib.LibraryError as e:
@@ -160,6 +162,7 @@ def _launch(lib, state, p, need, stream):
             raise RuntimeError(_dispatch.no_code_message(
                 state.name, state.cc, lib.built_archs, sys.executable, str(e))) from None
         raise
+    del owner  # a capture's workspace goes back to the graph's pool once launched
 
 
 def _warn_nonfinite(mode_name, dims):

@@ -1,0 +1,256 @@
+"""The kernel path's glue (share/python/sageattention/_kernel.py) end to end on the CPU, with a
+stand-in for libsageattn that computes attention in float64 from the very pointers and strides
+it is given: what reaches the C ABI (views without copies, aligned copies, padded head dims,
+fp32 through bf16, GQA parts under the workspace cap, the LSE of each part) and what comes back
+(layout, dtype, the fp16 recompute after the non-finite flag). Needs torch, not a GPU; skips
+without torch. The real library on a GPU: bench/dropin_smoke.py."""
+
+import ctypes
+import os
+import sys
+import unittest
+from unittest import mock
+
+PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "share", "python")
+sys.path.insert(0, PY)
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+if torch is not None:
+    from sageattention import _device, _dispatch, _kernel, _lib, _settings
+
+MODES = {"auto": 0, "int8-fp16": 1, "int8-fp8": 2, "fp16": 3}
+NAMES = {v: k for k, v in MODES.items()}
+
+
+def view_at(ptr, dtype, sizes, strides):
+    """A tensor over the memory at ptr (CPU) with these sizes and element strides."""
+    span = 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
+    esz = torch.empty((), dtype=dtype).element_size()
+    raw = (ctypes.c_byte * (span * esz)).from_address(ptr)
+    return torch.frombuffer(raw, dtype=dtype).as_strided(sizes, strides)
+
+
+class FakeLibrary:
+    """libsageattn's contract, computed on the CPU from raw pointers."""
+
+    modes = MODES
+    has_nonfinite_flag = True
+    built_archs = "sm_90"
+
+    def __init__(self):
+        self.calls = []
+        self.poison_modes = set()
+
+    def mode_value(self, name):
+        return MODES[name]
+
+    def mode_name(self, value):
+        return NAMES[value]
+
+    def resolve_mode(self, value, device):
+        return MODES["int8-fp16"] if value == 0 else value
+
+    def workspace_size(self, p, device):
+        if p.mode == MODES["fp16"]:
+            return 0
+        return p.batch * p.num_kv_heads * 1000 + (300 if p.lse else 0)
+
+    def run(self, p, ws, ws_bytes, stream):
+        need = self.workspace_size(p, 0)
+        assert ws_bytes >= need, (ws_bytes, need)
+        assert need == 0 or ws % 256 == 0
+        dtype = torch.bfloat16 if p.dtype == _lib.DTYPE_BF16 else torch.float16
+        b, hq, hkv, lq, lk, d = (p.batch, p.num_q_heads, p.num_kv_heads, p.q_len, p.kv_len,
+                                 p.head_dim)
+        for name, ptr, s in (("q", p.q, p.q_stride), ("k", p.k, p.k_stride),
+                             ("v", p.v, p.v_stride), ("o", p.o, p.o_stride)):
+            assert ptr % 16 == 0, name
+            assert all(x % 8 == 0 for x in s), (name, list(s))
+        q = view_at(p.q, dtype, (b, hq, lq, d), (*p.q_stride, 1)).double()
+        k = view_at(p.k, dtype, (b, hkv, lk, d), (*p.k_stride, 1)).double()
+        v = view_at(p.v, dtype, (b, hkv, lk, d), (*p.v_stride, 1)).double()
+        o = view_at(p.o, dtype, (b, hq, lq, d), (*p.o_stride, 1))
+        g = hq // hkv
+        k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+        s = q @ k.transpose(-1, -2) * (p.sm_scale or d ** -0.5)
+        if p.causal:
+            allowed = torch.arange(lk)[None, :] <= torch.arange(lq)[:, None] + (lk - lq)
+            s = s.masked_fill(~allowed, float("-inf"))
+        lse = torch.logsumexp(s, -1)
+        out = (torch.exp(s - lse[..., None]).nan_to_num(0.0) @ v).to(dtype)
+        if p.mode in self.poison_modes:
+            out[0, 0, 0, 0] = float("nan")
+            if p.struct_size == _lib.PARAMS_V11_SIZE and p.nonfinite_flag:
+                ctypes.c_int.from_address(p.nonfinite_flag).value = 1
+        o.copy_(out)
+        if p.lse:
+            view_at(p.lse, torch.float32, (b, hq, lq), (hq * lq, lq, 1)).copy_(lse.float())
+        self.calls.append({"mode": NAMES[p.mode], "batch": b, "q_heads": hq, "kv_heads": hkv,
+                           "struct_size": p.struct_size, "copied_q": p.q})
+
+
+class CpuState(_device.DeviceState if torch is not None else object):
+    """DeviceState with CPU buffers and made-up device facts."""
+
+    def __init__(self):
+        self.index, self.name, self.cc, self.uuid = 0, "Fake GPU", (9, 0), None
+        self._modes, self._entry, self._entry_read = {}, None, True
+        self.workspaces, self.flags = {}, {}
+
+    def workspace(self, stream, nbytes, capturing=False):
+        if nbytes == 0:
+            return None, 0, None
+        buf = torch.empty(nbytes + 512, dtype=torch.uint8)
+        pad = (-buf.data_ptr()) % 256
+        self.workspaces[stream] = buf
+        return buf.data_ptr() + pad, buf.numel() - pad, buf
+
+    def flag(self, stream):
+        return self.flags.setdefault(stream, torch.zeros(1, dtype=torch.int32))
+
+
+def reference(q, k, v, layout, causal=False):
+    if layout == "NHD":
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    q, k, v = q.double(), k.double(), v.double()
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    s = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+    if causal:
+        lq, lk = s.shape[-2:]
+        allowed = torch.arange(lk)[None, :] <= torch.arange(lq)[:, None] + (lk - lq)
+        s = s.masked_fill(~allowed, float("-inf"))
+    lse = torch.logsumexp(s, -1)
+    o = torch.exp(s - lse[..., None]).nan_to_num(0.0) @ v
+    return (o.transpose(1, 2) if layout == "NHD" else o), lse
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class KernelGlue(unittest.TestCase):
+    def setUp(self):
+        self.lib = FakeLibrary()
+        self.state = CpuState()
+        stream = mock.Mock(cuda_stream=0)
+        for target, value in (
+                ("sageattention._lib.library", lambda: self.lib),
+                ("sageattention._device.state", lambda index: self.state),
+                ("torch.cuda.current_device", lambda: 0),
+                ("torch.cuda.current_stream", lambda index=None: stream),
+                ("torch.cuda.is_current_stream_capturing", lambda: False)):
+            patcher = mock.patch(target, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+        os.environ.pop("SAGEATTENTION_MODE", None)
+        self.addCleanup(_settings.set_workspace_limit, "default")
+
+    def attend(self, q, k, v, layout="HND", causal=False, lse=False, function="sageattn",
+               pv=""):
+        dims = _dispatch.dims_from_shapes(tuple(q.shape), tuple(k.shape), tuple(v.shape),
+                                          layout)
+        plan = _dispatch.plan_call(str(q.dtype).replace("torch.", ""), dims, False)
+        self.assertEqual(plan.path, "kernel")
+        return _kernel.attention(q, k, v, layout, dims, plan.compute_dtype, causal, None, lse,
+                                 function, pv)
+
+    def close(self, got, want, tol):
+        self.assertEqual(tuple(got.shape), tuple(want.shape))
+        self.assertLess(float((got.double() - want).abs().max()), tol)
+
+    def test_comfyui_nhd_views_reach_the_abi_without_copies(self):
+        torch.manual_seed(0)
+        x = torch.randn(2, 40, 3 * 4 * 64).half()
+        q, k, v = (t.view(2, -1, 4, 64) for t in x.chunk(3, dim=-1))
+        o, lse = self.attend(q, k, v, "NHD")
+        self.assertIsNone(lse)
+        self.assertEqual(self.lib.calls[-1]["copied_q"], q.data_ptr())
+        self.assertTrue(o.is_contiguous() and o.dtype == torch.float16)
+        self.close(o, reference(q, k, v, "NHD")[0], 2e-3)
+
+    def test_gqa_causal_lse_hnd(self):
+        torch.manual_seed(1)
+        q, k, v = (torch.randn(2, 8, 24, 32).half(), torch.randn(2, 2, 40, 32).half(),
+                   torch.randn(2, 2, 40, 32).half())
+        o, lse = self.attend(q, k, v, causal=True, lse=True)
+        want_o, want_lse = reference(q, k, v, "HND", causal=True)
+        self.close(o, want_o, 2e-3)
+        self.close(lse, want_lse, 1e-4)
+
+    def test_fp32_runs_in_bf16_and_returns_fp32(self):
+        q, k, v = (torch.randn(1, 2, 16, 64) for _ in range(3))
+        o, _ = self.attend(q, k, v)
+        self.assertEqual(o.dtype, torch.float32)
+        self.close(o, reference(q, k, v, "HND")[0], 3e-2)
+
+    def test_odd_head_dim_and_misaligned_views_are_copied_aligned(self):
+        torch.manual_seed(2)
+        q, k, v = (torch.randn(1, 3, 10, 20).half() for _ in range(3))
+        o, _ = self.attend(q, k, v)  # D = 20: rows padded to 24 for the ABI, o back to 20
+        self.assertTrue(o.is_contiguous())
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+        flat = torch.randn(1 + 2 * 4 * 8 * 64).half()
+        q = flat[1:].view(2, 4, 8, 64)  # base 2 bytes off alignment
+        o, _ = self.attend(q, q, q)
+        self.assertNotEqual(self.lib.calls[-1]["copied_q"], q.data_ptr())
+        self.close(o, reference(q, q, q, "HND")[0], 2e-3)
+
+    def test_capped_workspace_runs_whole_gqa_groups_and_fills_the_lse(self):
+        torch.manual_seed(3)
+        q, k, v = (torch.randn(3, 12, 16, 64).half(), torch.randn(3, 4, 16, 64).half(),
+                   torch.randn(3, 4, 16, 64).half())
+        _settings.set_workspace_limit(3 * 2 * 1000 + 300)  # 2 kv heads x 3 batches per part
+        o, lse = self.attend(q, k, v, lse=True)
+        parts = [(c["batch"], c["q_heads"], c["kv_heads"]) for c in self.lib.calls]
+        self.assertEqual(parts, [(3, 6, 2), (3, 6, 2)])
+        want_o, want_lse = reference(q, k, v, "HND")
+        self.close(o, want_o, 2e-3)
+        self.close(lse, want_lse, 1e-4)
+        self.lib.calls.clear()
+        _settings.set_workspace_limit(1000 + 300)  # one batch of one kv head per part
+        o, lse = self.attend(q, k, v, "HND", lse=True)
+        self.assertEqual(len(self.lib.calls), 12)
+        self.close(o, want_o, 2e-3)
+        self.close(lse, want_lse, 1e-4)
+
+    def test_nonfinite_from_finite_inputs_is_recomputed_in_fp16_mode(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.lib.poison_modes = {MODES["int8-fp16"]}
+        with self.assertLogs("sageattention", "WARNING") as logs:
+            o, _ = self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([c["mode"] for c in self.lib.calls], ["int8-fp16", "fp16"])
+        self.assertEqual([c["struct_size"] for c in self.lib.calls],
+                         [_lib.PARAMS_V11_SIZE, _lib.PARAMS_V1_SIZE])
+        self.assertTrue(bool(torch.isfinite(o).all()))
+        self.assertIn("recomputed in fp16", logs.output[0])
+
+    def test_no_recompute_when_inputs_are_not_finite_or_check_is_off(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.lib.poison_modes = {MODES["int8-fp16"]}
+        v[0, 0, 0, 0] = float("inf")
+        self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([c["mode"] for c in self.lib.calls], ["int8-fp16"])
+        self.lib.calls.clear()
+        v[0, 0, 0, 0] = 0
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_CHECK_FINITE": "0"}):
+            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([(c["mode"], c["struct_size"]) for c in self.lib.calls],
+                         [("int8-fp16", _lib.PARAMS_V1_SIZE)])
+
+    def test_modes_per_function_and_forced(self):
+        q = torch.randn(1, 2, 16, 64).half()
+        for function, pv, mode in (("sageattn", "", "int8-fp16"),
+                                   ("sageattn_qk_int8_pv_fp8_cuda", "fp32+fp16", "int8-fp8"),
+                                   ("sageattn_qk_int8_pv_fp8_cuda_sm90", "fp32+fp32", "int8-fp8"),
+                                   ("sageattn_qk_int8_pv_fp16_triton", "", "int8-fp16")):
+            self.attend(q, q, q, function=function, pv=pv)
+            self.assertEqual(self.lib.calls[-1]["mode"], mode, function)
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_MODE": "fp16"}):
+            self.attend(q, q, q, function="sageattn_qk_int8_pv_fp8_cuda")
+        self.assertEqual(self.lib.calls[-1]["mode"], "fp16")
+
+
+if __name__ == "__main__":
+    unittest.main()
