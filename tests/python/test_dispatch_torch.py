@@ -95,9 +95,15 @@ class Ops(unittest.TestCase):
     def test_eager_calls_skip_the_dispatcher_traced_ones_do_not(self):
         from torch._subclasses.fake_tensor import FakeTensorMode
 
-        self.assertFalse(_ops.traced(torch.empty(1)))
+        t = torch.empty(1)
+        self.assertFalse(_ops.traced(t, t, t))
         with FakeTensorMode():
-            self.assertTrue(_ops.traced(torch.empty(1)))
+            f = torch.empty(1)
+            self.assertTrue(_ops.traced(f, f, f))
+        g = torch.empty(1, requires_grad=True)
+        self.assertTrue(_ops.traced(t, t, g))
+        with torch.no_grad():
+            self.assertFalse(_ops.traced(t, t, g))
 
     def test_cpu_tensors_are_a_value_error(self):
         q = torch.randn(1, 2, 8, 64)

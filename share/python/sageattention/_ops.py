@@ -56,7 +56,11 @@ attention_eager = _attention.attention
 varlen_eager = _attention.varlen
 
 
-def traced(q):
-    """Whether a call must go through the op: under torch.compile/export, or when q is not a
-    plain tensor (fake tensors, FX proxies, tensor subclasses)."""
-    return type(q) is not torch.Tensor or torch.compiler.is_compiling()
+def traced(q, k, v):
+    """Whether a call must go through the op: under torch.compile/export, when q is not a
+    plain tensor (fake tensors, FX proxies, tensor subclasses), or when autograd records it
+    (the op has no backward, and through the op backward says so instead of silently
+    returning an output without a gradient)."""
+    return (type(q) is not torch.Tensor or torch.compiler.is_compiling()
+            or (torch.is_grad_enabled()
+                and (q.requires_grad or k.requires_grad or v.requires_grad)))

@@ -8,9 +8,9 @@ def _call(function, q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, retu
     from . import _ops  # registers the torch.library operations on first use
 
     # Eager calls on plain tensors run the op's implementation directly (the dispatcher would
-    # add tens of microseconds per call); torch.compile, export and fake or proxy tensors see
-    # the op.
-    op = _ops.attention if _ops.traced(q) else _ops.attention_eager
+    # add tens of microseconds per call); torch.compile, export, fake or proxy tensors and
+    # autograd see the op (_ops.traced).
+    op = _ops.attention if _ops.traced(q, k, v) else _ops.attention_eager
     o, lse = op(q, k, v, attn_mask, tensor_layout, bool(is_causal),
                 None if sm_scale is None else float(sm_scale), bool(return_lse), function,
                 pv_accum_dtype)
@@ -68,6 +68,6 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     (the offsets are read on the host; max_seqlen_* are not needed). Returns o like q."""
     from . import _ops
 
-    op = _ops.varlen if _ops.traced(q) else _ops.varlen_eager
+    op = _ops.varlen if _ops.traced(q, k, v) else _ops.varlen_eager
     return op(q, k, v, cu_seqlens_q, cu_seqlens_k, bool(is_causal),
               None if sm_scale is None else float(sm_scale), "sageattn_varlen")
