@@ -23,7 +23,7 @@ static const struct command commands[] = {
     {"selftest", cmd_selftest, "check the built kernels' accuracy and speed on each GPU"},
     {"wheel", cmd_wheel, "pack the built kernels and the drop-in sageattention as a wheel"},
     {"install", cmd_install, "build, test and install the drop-in sageattention into a python"},
-    {"all", cmd_all, "doctor, fetch-cuda when needed, build, selftest"},
+    {"all", cmd_all, "doctor, fetch-cuda when needed, build, selftest; install with --python"},
     {"help", cmd_help, "show help for sagebuild or one command"},
 };
 

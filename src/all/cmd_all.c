@@ -1,6 +1,7 @@
 /* sagebuild all: doctor → fetch-cuda when the toolkit does not fit → build → selftest. Each stage
  * is this same binary run again with --json, so stages stay isolated (a crash in one is a
  * reported failure, not ours) and each is tested on its own; this file only decides. */
+#include "all/call.h"
 #include "all/stages.h"
 #include "build/api.h"
 #include "build/arch.h"
@@ -26,17 +27,29 @@
 #define FETCH_TIMEOUT_MS (2 * 3600 * 1000)
 #define BUILD_TIMEOUT_MS (4 * 3600 * 1000) /* build limits each of its 3 steps to 1 h */
 #define SELFTEST_TIMEOUT_MS (2 * 3600 * 1000)
+#define INSTALL_TIMEOUT_MS (30 * 60 * 1000)
+#define CALL_TIMEOUT_MS (10 * 60 * 1000)
 #define STAGE_MAX_OUTPUT (32u << 20)
 
 struct all_opts {
     const char *arch, *cuda_home, *out;
     const char *source; /* fetch-cuda --source, when given */
+    const char *python; /* install into it and call through it */
     int json, yes;
 };
 
-enum stage_id { ST_ARCHS, ST_DOCTOR, ST_FETCH, ST_BUILD, ST_SELFTEST, NSTAGES };
-static const char *const stage_names[NSTAGES] = {"archs", "doctor", "fetch-cuda", "build",
-                                                 "selftest"};
+enum stage_id {
+    ST_ARCHS,
+    ST_DOCTOR,
+    ST_FETCH,
+    ST_BUILD,
+    ST_SELFTEST,
+    ST_INSTALL,
+    ST_CALL,
+    NSTAGES
+};
+static const char *const stage_names[NSTAGES] = {"archs",    "doctor",  "fetch-cuda", "build",
+                                                 "selftest", "install", "call"};
 
 struct stage {
     const char *state; /* "ok" "warn" "error" "skipped" "not run" */
@@ -58,29 +71,40 @@ struct run {
 static void usage(FILE *f)
 {
     fputs("usage: sagebuild all [--arch LIST|native|all] [--cuda-home DIR] [--out DIR] [--yes]\n"
-          "                     [--source redist|pypi|auto] [--json]\n\n"
+          "                     [--source redist|pypi|auto] [--python PY] [--json]\n\n"
           "The main job: doctor, then fetch-cuda when the toolkit does not fit torch's CUDA or\n"
-          "lacks components, then build for the GPUs present (or --arch), then selftest. Stops\n"
-          "at the first blocking problem and prints its fix.\n\n"
+          "lacks components, then build for the GPUs present (or --arch), then selftest; with\n"
+          "--python, then install the drop-in sageattention into PY and make a real call through\n"
+          "it on each GPU next to torch's SDPA. Stops at the first blocking problem and prints\n"
+          "its fix.\n\n"
           "  --arch LIST      archs to build (default: the GPUs present; with no GPU, pass one)\n"
           "  --cuda-home DIR  use this toolkit (never fetch one)\n"
           "  --out DIR        install prefix of the build (default\n"
           "                   $XDG_DATA_HOME/sagebuild/sageattn)\n"
           "  --yes            fetch a toolkit without asking\n"
           "  --source SRC     where fetch-cuda gets it: redist (default), pypi, auto\n"
+          "  --python PY      install into this python (e.g. ~/ComfyUI/venv/bin/python) and\n"
+          "                   compare a real call with torch SDPA (--yes also replaces an\n"
+          "                   upstream SageAttention there)\n"
           "  --json           print every stage's result as one JSON object\n\n"
           "Exit status: 0 built and tested (or built, and skipped testing with no GPU), 1 the\n"
-          "self-test warned, 2 a stage failed or a blocking problem was found, 64 usage.\n",
+          "self-test or the real call warned, 2 a stage failed or a blocking problem was found,\n"
+          "64 usage.\n",
           f);
 }
 
 static int parse_opts(int argc, char **argv, struct all_opts *o)
 {
     static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'}, {"cuda-home", required_argument, NULL, 'c'},
-        {"out", required_argument, NULL, 'o'},  {"json", no_argument, NULL, 'J'},
-        {"yes", no_argument, NULL, 'y'},        {"source", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"arch", required_argument, NULL, 'a'},
+        {"cuda-home", required_argument, NULL, 'c'},
+        {"out", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'J'},
+        {"yes", no_argument, NULL, 'y'},
+        {"source", required_argument, NULL, 's'},
+        {"python", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     int c;
@@ -100,6 +124,9 @@ static int parse_opts(int argc, char **argv, struct all_opts *o)
             break;
         case 'y':
             o->yes = 1;
+            break;
+        case 'p':
+            o->python = optarg;
             break;
         case 's':
             if (strcmp(optarg, "redist") && strcmp(optarg, "pypi") && strcmp(optarg, "auto")) {
@@ -437,6 +464,134 @@ static void stage_selftest(struct run *r, const char *build_dir)
     free(json);
 }
 
+static void stage_install(struct run *r, const char *build_dir)
+{
+    const char *args[] = {"install",
+                          "--python",
+                          r->o->python,
+                          "--build",
+                          build_dir,
+                          "--skip-selftest",
+                          r->o->yes ? "--yes" : NULL,
+                          NULL};
+    say(r, "  ...  install: the drop-in sageattention into %s\n", r->o->python);
+    char *json, *why;
+    if (run_stage(r, ST_INSTALL, args, INSTALL_TIMEOUT_MS, &json, &why) < 0) {
+        set_stage(r, ST_INSTALL, "error", why,
+                  xasprintf("sagebuild install --python %s --build %s   (to see it run)",
+                            r->o->python, build_dir));
+        stop(r, SB_EXIT_ERROR);
+        return;
+    }
+    struct stage_result sr;
+    char *err = NULL;
+    const cJSON *out = r->stages[ST_INSTALL].output;
+    const cJSON *wheel = cJSON_GetObjectItemCaseSensitive(out, "wheel");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(wheel, "version");
+    const cJSON *replaced = cJSON_GetObjectItemCaseSensitive(out, "replaced");
+    const cJSON *was = cJSON_GetObjectItemCaseSensitive(replaced, "version");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(out, "notes");
+    if (all_read_stage(json, &sr, &err) < 0) {
+        set_stage(r, ST_INSTALL, "error", xasprintf("install: %s", err), NULL);
+        free(err);
+        stop(r, SB_EXIT_ERROR);
+    } else if (sr.error || (r->last_exit != 0 && r->last_exit != SB_EXIT_WARN)) {
+        set_stage(r, ST_INSTALL, "error", xstrdup(sr.error ? sr.error : "install failed"),
+                  sr.fix ? xstrdup(sr.fix) : NULL);
+        stop(r, SB_EXIT_ERROR);
+    } else {
+        struct strbuf sb = STRBUF_INIT;
+        sb_addf(&sb, "sageattention %s into %s",
+                cJSON_IsString(version) ? version->valuestring : "?", r->o->python);
+        if (cJSON_IsString(was))
+            sb_addf(&sb, " (replaced %s%s)", was->valuestring,
+                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(replaced, "ours"))
+                        ? ""
+                        : ", the upstream SageAttention");
+        const cJSON *n;
+        cJSON_ArrayForEach(n, notes) if (cJSON_IsString(n))
+            sb_addf(&sb, "\n                %s", n->valuestring);
+        set_stage(r, ST_INSTALL, r->last_exit == SB_EXIT_WARN ? "warn" : "ok", sb_detach(&sb),
+                  NULL);
+        if (r->last_exit == SB_EXIT_WARN && r->exit_code == SB_EXIT_OK)
+            r->exit_code = SB_EXIT_WARN;
+    }
+    all_stage_result_free(&sr);
+    free(json);
+}
+
+/* The call's result lines as a JSON array, for --json. */
+static cJSON *call_lines_json(const char *text)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (const char *line = text ? text : ""; *line;) {
+        size_t len = strcspn(line, "\n");
+        char *one = xstrndup(line, len);
+        cJSON *o = one[0] == '{' ? cJSON_Parse(one) : NULL;
+        if (o)
+            cJSON_AddItemToArray(arr, o);
+        free(one);
+        line += len + (line[len] == '\n');
+    }
+    return arr;
+}
+
+static void stage_call(struct run *r, int ngpus)
+{
+    if (ngpus == 0) {
+        set_stage(r, ST_CALL, "skipped", xstrdup("skipped: no GPU here for a real call"), NULL);
+        return;
+    }
+    say(r, "  ...  call: sageattn and torch SDPA on each GPU through %s\n", r->o->python);
+    const char *argv[] = {r->o->python, "-c", all_call_script, NULL};
+    struct proc_opts po = {.timeout_ms = CALL_TIMEOUT_MS, .max_output = 1 << 20};
+    struct proc_result pr;
+    proc_run(argv, &po, &pr);
+    r->stages[ST_CALL].output = call_lines_json(pr.out);
+    struct call_report rep;
+    char *err = NULL, desc[160];
+    if (all_parse_call(pr.out, &rep, &err) < 0 || pr.timed_out || pr.signaled) {
+        show_tail(r, pr.err, "the call's stderr");
+        set_stage(
+            r, ST_CALL, "error",
+            xasprintf("the real call through %s %s%s%s", r->o->python,
+                      proc_describe(&pr, desc, sizeof desc), err ? ": " : "", err ? err : ""),
+            xasprintf("%s -c 'import sageattention'   (and see the output above)", r->o->python));
+        stop(r, SB_EXIT_ERROR);
+    } else if (rep.skipped) {
+        set_stage(r, ST_CALL, "skipped", xasprintf("skipped: %s", rep.skipped),
+                  xasprintf("install torch with CUDA into %s to compare with SDPA", r->o->python));
+    } else {
+        enum call_verdict worst = CALL_OK;
+        struct strbuf sb = STRBUF_INIT;
+        for (int i = 0; i < rep.ngpus; i++) {
+            enum call_verdict v;
+            char *line = all_call_line(&rep.gpus[i], &v);
+            sb_addf(&sb, "%s%s", i ? "\n                " : "", line);
+            free(line);
+            if (v > worst)
+                worst = v;
+        }
+        if (rep.ngpus == 0)
+            sb_adds(&sb, "torch listed no GPU");
+        set_stage(r, ST_CALL,
+                  worst == CALL_FAIL   ? "error"
+                  : worst == CALL_WARN ? "warn"
+                                       : "ok",
+                  sb_detach(&sb),
+                  worst == CALL_FAIL
+                      ? xasprintf("sagebuild doctor --python %s sageattention", r->o->python)
+                      : NULL);
+        if (worst == CALL_FAIL)
+            stop(r, SB_EXIT_ERROR);
+        else if (worst == CALL_WARN && r->exit_code == SB_EXIT_OK)
+            r->exit_code = SB_EXIT_WARN;
+    }
+    all_call_report_free(&rep);
+    free(err);
+    proc_result_free(&pr);
+}
+
 static void print_json(struct run *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -451,6 +606,8 @@ static void print_json(struct run *r)
     cJSON *stages = cJSON_AddArrayToObject(root, "stages");
     for (int s = 0; s < NSTAGES; s++) {
         struct stage *st = &r->stages[s];
+        if ((s == ST_INSTALL || s == ST_CALL) && !r->o->python)
+            continue; /* not part of this run */
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "stage", stage_names[s]);
         cJSON_AddStringToObject(o, "status", st->state ? st->state : "not run");
@@ -542,11 +699,21 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
         out = stage_build(&r, archs, fetched ? fetched : o.cuda_home);
     if (!r.stopped)
         stage_selftest(&r, out);
+    if (!r.stopped && o.python)
+        stage_install(&r, out);
+    if (!r.stopped && o.python)
+        stage_call(&r, ngpus);
 
     if (o.json)
         print_json(&r);
     else if (r.stopped)
         printf("sagebuild all: stopped; fix the problem above and run it again.\n");
+    else if (o.python)
+        printf("sagebuild all: %s; `import sageattention` in %s now runs these kernels.\n",
+               r.exit_code == SB_EXIT_OK     ? "done"
+               : r.exit_code == SB_EXIT_WARN ? "done, with the warnings above"
+                                             : "installed, but the self-test failed (see above)",
+               o.python);
     else if (r.stages[ST_SELFTEST].state && !strcmp(r.stages[ST_SELFTEST].state, "skipped"))
         printf("sagebuild all: built; the self-test needs a GPU (see above).\n");
     else if (r.exit_code == SB_EXIT_OK)
@@ -554,6 +721,9 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
     else
         printf("sagebuild all: built; the self-test %s (exit %d).\n",
                r.exit_code == SB_EXIT_WARN ? "passed with warnings" : "failed", r.exit_code);
+    if (!o.json && !r.stopped && !o.python)
+        printf("To use them from PyTorch (ComfyUI): sagebuild install --python "
+               "~/ComfyUI/venv/bin/python\n");
     for (int s = 0; s < NSTAGES; s++) {
         free(r.stages[s].summary);
         free(r.stages[s].fix);

@@ -474,11 +474,16 @@ static int verify_import(struct install_run *r)
         free(tail);
     } else {
         r->have_imp = 1;
-        if (strcmp(r->imp.version, r->made.version))
+        char *got = fs_realpath(r->imp.file);
+        char *want = r->imp.dist_file ? fs_realpath(r->imp.dist_file) : NULL;
+        if (got && want && strcmp(got, want))
             note(r, "import",
-                 xasprintf("`import sageattention` gives version %s from %s, not the %s just "
-                           "installed: another copy comes first on that python's path",
-                           r->imp.version, r->imp.file, r->made.version));
+                 xasprintf("`import sageattention` loads %s, not the copy just installed (%s): "
+                           "another one comes first on that python's path (PYTHONPATH, the "
+                           "working folder)",
+                           r->imp.file, r->imp.dist_file));
+        free(got);
+        free(want);
         if (r->imp.cuda_initialized)
             note(r, "import", xstrdup("importing sageattention initialised CUDA; it must not"));
         say(r, OUT_OK, "import", "sageattention %s from %s", r->imp.version, r->imp.file);

@@ -167,6 +167,12 @@ const char install_verify_script[] =
     "import sageattention\n"
     "print('version\\t' + str(getattr(sageattention, '__version__', '')))\n"
     "print('file\\t' + str(getattr(sageattention, '__file__', '')))\n"
+    "try:\n"
+    "    import importlib.metadata as md\n"
+    "    f = md.distribution('sageattention').locate_file('sageattention/__init__.py')\n"
+    "    print('dist_file\\t' + str(f))\n"
+    "except Exception:\n"
+    "    pass\n"
     "t = sys.modules.get('torch')\n"
     "init = t is not None and hasattr(t, 'cuda') and t.cuda.is_initialized()\n"
     "print('torch_imported\\t' + ('1' if t is not None else '0'))\n"
@@ -179,6 +185,8 @@ static void set_verify(void *arg, const char *key, const char *value)
         f->version = xstrdup(value);
     else if (!strcmp(key, "file") && !f->file)
         f->file = xstrdup(value);
+    else if (!strcmp(key, "dist_file") && !f->dist_file)
+        f->dist_file = xstrdup(value);
     else if (!strcmp(key, "cuda_initialized"))
         f->cuda_initialized = !strcmp(value, "1");
     else if (!strcmp(key, "torch_imported"))
@@ -196,5 +204,6 @@ void import_facts_free(struct import_facts *f)
 {
     free(f->version);
     free(f->file);
+    free(f->dist_file);
     memset(f, 0, sizeof *f);
 }

@@ -43,12 +43,13 @@ enum replacement install_replacement(const char *installed, const char *ours, ch
 int install_build_covers(const char *archs, const struct gpu_cc *gpus, const char *const *names,
                          int ngpus, char **missing);
 
-/* The verification script: imports sageattention and prints its __version__, __file__ and
- * whether importing it initialised CUDA through torch. */
+/* The verification script: imports sageattention and prints its __version__, __file__, the
+ * installed distribution's __init__.py and whether importing it initialised CUDA through torch. */
 extern const char install_verify_script[];
 struct import_facts {
     char *version;
     char *file;
+    char *dist_file;      /* where the installed distribution's __init__.py is, NULL when unknown */
     int cuda_initialized; /* 1 when torch's CUDA was initialised by the import */
     int torch_imported;
 };

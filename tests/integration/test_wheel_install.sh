@@ -217,6 +217,14 @@ SAGEBUILD_FAKE_GPUS=580.65.06 $SB install --python "$py" --build "$b" > "$tmp/o"
 grep -q "replacing sageattention $ver (sagebuild's drop-in" "$tmp/o" || fail "reinstall message: $(cat "$tmp/o")"
 grep -q "pip uninstall sageattention" "$tmp/o" || fail "the uninstall command is not named"
 
+# Another sageattention first on the path: the install works, and the warning says so.
+mkdir -p "$tmp/shadow/sageattention"
+echo '__version__ = "0.0.1"' > "$tmp/shadow/sageattention/__init__.py"
+PYTHONPATH=$tmp/shadow SAGEBUILD_FAKE_GPUS=580.65.06 $SB install --python "$py" --build "$b" --json > "$tmp/j" 2>&1
+rc=$?
+[ $rc = 1 ] || fail "shadowed: exit $rc: $(cat "$tmp/j")"
+json_get "$tmp/j" "d['notes'][0]" | grep -q "not the copy just installed" || fail "shadowed note: $(cat "$tmp/j")"
+
 # A GPU the build has code for: the self-test runs first (through the selftest command).
 mkdir -p "$b/bin"
 cp "$helpers/fake-selftest.sh" "$b/bin/sageattn-selftest"

@@ -106,12 +106,14 @@ static void reads_the_import_check(void **state)
     (void)state;
     struct import_facts f;
     assert_int_equal(install_parse_verify("version\t2.2.0+sagebuild.0.1.0\nfile\t/s/sageattention/"
-                                          "__init__.py\ntorch_imported\t1\ncuda_initialized\t0\n",
+                                          "__init__.py\ntorch_imported\t1\ncuda_initialized\t0\n"
+                                          "dist_file\t/s/sageattention/__init__.py\n",
                                           &f),
                      0);
     assert_string_equal(f.version, "2.2.0+sagebuild.0.1.0");
     assert_int_equal(f.torch_imported, 1);
     assert_int_equal(f.cuda_initialized, 0);
+    assert_string_equal(f.dist_file, "/s/sageattention/__init__.py");
     import_facts_free(&f);
     assert_int_equal(install_parse_verify("version\t1\ncuda_initialized\t1\n", &f), -1);
     assert_int_equal(f.cuda_initialized, 1);
