@@ -1416,6 +1416,9 @@ def main():
         sys.exit(1)
     run.results["info"] = info = info_block(run, args)
     info["settings_cleared"] = cleared
+    if not os.path.realpath(info["package_file"] or "").startswith(
+            os.path.realpath(PACKAGE_PARENT) + os.sep):
+        run.fail("import", "imported %s, not this tree's share/python" % info["package_file"])
     modes = run.package_modes()
     info["package_modes"] = modes
     if "error" not in modes:
