@@ -1107,6 +1107,18 @@ class Run:
                 e[label] = {"ms": ms, "loop_ms": self.loop_ms(fn), "tops": ops / ms / 1e9}
             except Exception as ex:
                 e[label] = {"error": "%s: %s" % (type(ex).__name__, str(ex)[:200])}
+        # The non-finite check (read per call from the environment): the same call without it.
+        os.environ[CHECK_FINITE_ENV] = "0"
+        try:
+            fn = lambda: self.sa.sageattn(q, k, v, tensor_layout="HND")  # noqa: E731
+            ms = self.events_ms(fn)
+            e["sageattn (HND, no check)"] = {"ms": ms, "loop_ms": self.loop_ms(fn),
+                                             "tops": ops / ms / 1e9}
+        except Exception as ex:
+            e["sageattn (HND, no check)"] = {"error": "%s: %s" % (type(ex).__name__,
+                                                                  str(ex)[:200])}
+        finally:
+            os.environ.pop(CHECK_FINITE_ENV, None)
         # The workspace cap may split this call into parts: the same call with no cap.
         setter = getattr(self.sa, "set_workspace_limit", None)
         if setter is not None:
@@ -1133,6 +1145,7 @@ class Run:
         for pkg, raw in (("sageattn (HND)", "raw ABI %s" % m_sa),
                          ("sageattn (NHD)", "raw ABI %s" % m_sa),
                          ("sageattn (HND, no cap)", "raw ABI %s" % m_sa),
+                         ("sageattn (HND, no check)", "raw ABI %s" % m_sa),
                          ("fp16_cuda:fp32 (HND)",
                           "raw ABI %s" % self.modes.get("fp16_cuda:fp32", "int8-fp16")),
                          ("fp8_cuda:fp32+fp32 (HND)",
@@ -1153,6 +1166,15 @@ class Run:
                      over.get("raw_abi_bench_wrapper_us", -1), over["sdpa_us"]))
         nocheck = self.child("speed-nocheck", {CHECK_FINITE_ENV: "0"})
         cost = {"env": "%s=0" % CHECK_FINITE_ENV, "child": nocheck}
+        for e in rows:  # in this process, the setting being read per call
+            on, off = e.get("sageattn (HND)", {}), e.get("sageattn (HND, no check)", {})
+            if on.get("ms") and off.get("ms"):
+                cost[e["shape"] + " (in process)"] = {
+                    "check_on_ms": on["ms"], "check_off_ms": off["ms"],
+                    "cost_ms": on["ms"] - off["ms"],
+                    "cost_pct": (on["ms"] - off["ms"]) / off["ms"] * 100,
+                    "loop_cost_ms": on["loop_ms"] - off["loop_ms"],
+                    "loop_cost_pct": (on["loop_ms"] - off["loop_ms"]) / off["loop_ms"] * 100}
         if "error" not in nocheck:
             for name, _, _, _, _ in self.speed_shapes():
                 on = next(r for r in rows if r["shape"] == name)["sageattn (HND)"].get("ms")
@@ -1171,7 +1193,8 @@ class Run:
                                              "warm-ups (ms), and 10 back-to-back calls between two "
                                              "events (loop_ms); fp16, non-causal, HND contiguous "
                                              "unless NHD is named"}
-        for name in [s[0] for s in self.speed_shapes()] + ["overhead_L128"]:
+        for name in [s[0] + t for s in self.speed_shapes() for t in ("", " (in process)")] + \
+                ["overhead_L128"]:
             c = cost.get(name)
             if c:
                 self.log("non-finite check cost %s: %s" % (name, json.dumps(
@@ -1476,13 +1499,27 @@ def main():
                                                      {}).get("ms", -1),
                                "%.3f" % v["ratio"] if v.get("ratio") else "n/a",
                                e.get("torch SDPA (default)", {}).get("ms", -1)))
+            others = []
+            for label in ("sageattn (NHD)", "sageattn (HND, no check)", "sageattn (HND, no cap)",
+                          "fp16_cuda:fp32 (HND)", "fp8_cuda:fp32+fp32 (HND)"):
+                w = e.get("vs_raw", {}).get(label, {})
+                if w.get("ratio"):
+                    others.append("%s %.3f (back-to-back %.3f)" % (label, w["ratio"],
+                                                                   w["loop_ratio"] or -1))
+            if others:
+                summary.append("  ratio to the raw ABI: " + "; ".join(others))
         o = secs["speed"]["overhead"]
         summary.append("per-call overhead L=128: sageattn %.1f us, raw ABI %.1f us, SDPA %.1f us"
                        % (o["sageattn_us"], o.get("raw_abi_us", -1), o["sdpa_us"]))
         c = secs["speed"]["finite_check_cost"]
         for name, v in c.items():
-            if isinstance(v, dict) and "cost_ms" in v:
-                summary.append("non-finite check at %s: +%.3f ms (%.2f %%)" % (
+            if isinstance(v, dict) and "loop_cost_ms" in v:
+                summary.append("non-finite check at %s: +%.3f ms per call (%.2f %%), "
+                               "back-to-back +%.3f ms (%.2f %%)" % (
+                                   name, v["cost_ms"], v["cost_pct"], v["loop_cost_ms"],
+                                   v["loop_cost_pct"]))
+            elif isinstance(v, dict) and "cost_ms" in v:
+                summary.append("non-finite check at %s (child): +%.3f ms (%.2f %%)" % (
                     name, v["cost_ms"], v["cost_pct"]))
             elif isinstance(v, dict) and "cost_us" in v:
                 summary.append("non-finite check at L=128: +%.1f us per call" % v["cost_us"])
