@@ -30,9 +30,12 @@ fi
 rm -f "$OUT/load.txt"
 rev=${SA_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 start=$(date +%s)
-python3 bench/dropin_check.py --lib "$lib" --out "$OUT/dropin.json" --rev "$rev" "$@" \
-    >"$OUT/dropin.log" 2>&1
-rc=$?
+# Progress (sections, failures, the speed and memory lines) as it comes; the rest in the log.
+python3 bench/dropin_check.py --lib "$lib" --out "$OUT/dropin.json" --rev "$rev" "$@" 2>&1 |
+    tee "$OUT/dropin.log" |
+    grep --line-buffered -E '^(== |FAIL|compile|stream|comfyui|speed|overhead|memory|import |non-finite)'
+rc=${PIPESTATUS[0]}
+echo
 echo "dropin_check exit $rc after $(($(date +%s) - start)) s (library $lib, revision $rev)" \
     >>"$OUT/dropin.log"
 # The device tool brings back at most 8 files.
@@ -49,4 +52,4 @@ if grep -q "^section " "$log"; then
 else
     tail -n 80 "$log"
 fi
-exit $rc
+exit "$rc"

@@ -1424,7 +1424,11 @@ def main():
         return
     started = time.time()
     cleared = {n: os.environ.pop(n) for n in PACKAGE_ENV if n in os.environ}
-    run = Run(args)
+    try:
+        run = Run(args)
+    except (ImportError, OSError, AttributeError) as e:  # no torch, or not libsageattn
+        print("dropin_check: cannot start: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+        sys.exit(2)
     run.auto_mode = resolve_auto(run)
     wanted = [s for s in (args.only.split(",") if args.only else SECTIONS)]
     wanted = [s for s in wanted if s not in (args.skip or "").split(",")]
