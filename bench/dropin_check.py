@@ -51,6 +51,8 @@ PACKAGE_PARENT = os.path.join(ROOT, "share", "python")
 # Knobs of the package (share/python/sageattention/_settings.py; both read at call time).
 CHECK_FINITE_ENV = "SAGEATTENTION_CHECK_FINITE"
 WORKSPACE_CAP_LIFT_DEFAULT = "SAGEATTENTION_WORKSPACE_LIMIT_MB=0"
+DEFAULT_CAP_MIB = 256  # the package's default cap (_dispatch.DEFAULT_WORKSPACE_LIMIT)
+CAP_SLACK_MIB = 16  # the caching allocator rounds large blocks up
 # Settings that would change what is measured: cleared at start (and recorded when they were set).
 PACKAGE_ENV = ("SAGEATTENTION_MODE", "SAGEATTENTION_WORKSPACE_LIMIT_MB", CHECK_FINITE_ENV,
                "SAGEATTENTION_RECOMMENDATION")
@@ -498,7 +500,7 @@ class Run:
             for label, name, kw, _ in FUNCTIONS + [("sageattn_varlen", "sageattn_varlen", {},
                                                      None)]:
                 modes[label] = st.mode(lib, name, kw.get("pv_accum_dtype", ""))[1]
-            self.results["info"]["lib_has_nonfinite_flag"] = bool(
+            self.results.setdefault("info", {})["lib_has_nonfinite_flag"] = bool(
                 getattr(lib, "has_nonfinite_flag", False))
         except Exception as e:
             modes = {"error": "%s: %s" % (type(e).__name__, str(e)[:200])}
@@ -1230,10 +1232,18 @@ class Run:
             if a.get("nonfinite", 1) or a.get("cos", 0) < bar["cos"] or \
                     a.get("rel_l1", 1) > bar["rel_l1"]:
                 self.fail("memory", "%s accuracy %s" % (k2, a))
+            if k2 == "default_cap":
+                # The cap bounds the call's extra memory (allocator rounding allowed for).
+                cap_mib = r.get("cap_mib") or DEFAULT_CAP_MIB
+                r["cap_respected"] = r["peak_extra_mib"] <= cap_mib + CAP_SLACK_MIB
+                if not r["cap_respected"]:
+                    self.fail("memory", "peak extra %.1f MiB > the default cap %.0f MiB + %d" % (
+                        r["peak_extra_mib"], cap_mib, CAP_SLACK_MIB))
             self.log("memory %-11s peak extra %8.1f MiB resident after %8.1f MiB first %.1f ms "
                      "then %.1f ms (ABI full workspace %.1f MiB) cos %.6f" % (
                          k2, r["peak_extra_mib"], r["resident_extra_mib"], r["first_call_ms"],
-                         r["second_call_ms"], r.get("abi_workspace_mib", -1), a.get("cos", -1)))
+                         r["second_call_ms"], r.get("abi_workspace_mib") or -1,
+                         a.get("cos", -1)))
         self.results["sections"]["memory"] = res
 
     def child(self, what, env_extra):
@@ -1327,7 +1337,11 @@ def memory_child(run, torch):
          "peak_extra_mib": (torch.cuda.max_memory_allocated() - base - out_bytes) / 2**20,
          "resident_extra_mib": (torch.cuda.memory_allocated() - base - out_bytes) / 2**20,
          "inputs_mib": 3 * out_bytes / 2**20, "output_mib": out_bytes / 2**20,
-         "path": run.auto_mode}
+         "path": run.package_modes().get("sageattn") or run.auto_mode}
+    getter = getattr(run.sa, "get_workspace_limit", None)
+    if getter is not None:
+        lim = getter()
+        r["cap_mib"] = lim / 2**20 if lim else None
     del o
     torch.cuda.reset_peak_memory_stats()
     base2 = torch.cuda.memory_allocated()
@@ -1531,8 +1545,11 @@ def main():
         for k2 in ("default_cap", "cap_lifted"):
             r = secs["memory"][k2]
             if "error" not in r:
-                summary.append("memory %s: peak extra %.0f MiB, %.1f ms" % (
-                    k2, r["peak_extra_mib"], r["second_call_ms"]))
+                summary.append("memory %s: peak extra %.0f MiB%s, %.1f ms per call" % (
+                    k2, r["peak_extra_mib"], "" if "cap_respected" not in r else
+                    " (within the %.0f MiB cap: %s)" % (r.get("cap_mib") or DEFAULT_CAP_MIB,
+                                                        r["cap_respected"]),
+                    r["second_call_ms"]))
             else:
                 summary.append("memory %s: ERROR" % k2)
     if "import" in secs:
