@@ -674,6 +674,13 @@ class Run:
                         self.checked("mask", label, "%s rank %s %s" % (kind, rank, shape), q, k,
                                      v, layout, mask=mask)
                         n += 1
+        # GQA with a mask (the SDPA path with grouped heads), both layouts.
+        for i, layout in enumerate(("NHD", "HND")):
+            q, k, v = self.make_qkv(2, 8, 2, lq, lk, 128, "bfloat16", layout, seed=680 + i)
+            mask = self.make_mask("bool" if i else "float", [b, 1, lq, lk], "bfloat16",
+                                  seed=685 + i)
+            self.checked("mask", "sageattn", "GQA 8/2 %s mask" % ("bool" if i else "float"), q,
+                         k, v, layout, mask=mask)
         # return_lse with a mask or head_dim > 128 (SDPA path): values must be right, or the
         # call must refuse with an exception (never a wrong LSE).
         for i, (d, mk) in enumerate(((64, "bool"), (64, "float"), (256, None))):
