@@ -27,6 +27,8 @@ if [ $want_test = 1 ]; then
     command -v python3 >/dev/null 2>&1 || need python3
     # The fetch-cuda --source pypi tests download NVIDIA's wheels once with pip.
     python3 -m pip --version >/dev/null 2>&1 || need python3-pip
+    # The wheel/install tests make a fresh venv (Debian keeps ensurepip in python3-venv).
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need python3-venv
     command -v xz >/dev/null 2>&1 || need xz-utils
     command -v unzip >/dev/null 2>&1 || need unzip
     # The man page is linted with `man --warnings` (tests/integration/test_man_page.sh); a
