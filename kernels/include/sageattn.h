@@ -21,7 +21,8 @@ extern "C" {
 
 /* Changes only when an old caller would break. Fields appended to sageattn_params do not change it:
  * the caller's struct_size says which fields it knows (1.0: SAGEATTN_PARAMS_V1_SIZE; 1.1 adds
- * nonfinite_flag), and a library older than the caller's struct answers SAGEATTN_ERR_ABI. */
+ * nonfinite_flag and only_if_nonzero), and a library older than the caller's struct answers
+ * SAGEATTN_ERR_ABI. */
 #define SAGEATTN_ABI_VERSION 1
 
 typedef enum sageattn_status {
@@ -75,9 +76,12 @@ typedef struct sageattn_params {
     /* ---- end of the ABI 1.0 fields (SAGEATTN_PARAMS_V1_SIZE); read only when struct_size
      * covers them, so callers built against an older header keep working ---- */
     /* Optional device pointer: the kernels store 1 here when an element they write to o is NaN
-     * or +-inf (the library never clears it; the caller zeroes it before the call). Set it with
-     * sageattn_params_set_nonfinite_flag(), which also sets struct_size. */
+     * or +-inf (the library never clears it; the caller zeroes it before the call). */
     int *nonfinite_flag;
+    /* Optional device pointer, mode fp16 only: the call computes nothing unless *only_if_nonzero
+     * != 0 when its kernel runs. With a quantized call's nonfinite_flag it queues that call's
+     * fp16 recompute on the same stream without the host waiting for the flag. */
+    const int *only_if_nonzero;
 } sageattn_params;
 
 /* struct_size of the ABI 1.0 struct (no nonfinite_flag). */
@@ -89,11 +93,29 @@ typedef struct sageattn_params {
 void sageattn_params_init(sageattn_params *p, int batch, int num_q_heads, int num_kv_heads,
                           int q_len, int kv_len, int head_dim);
 
-/* Turns on the non-finite output flag (ABI 1.1) for p, initialised by sageattn_params_init. */
+/* Makes the fields after the ABI 1.0 ones valid in p (initialised by sageattn_params_init):
+ * zeroes the ones past p->struct_size and sets struct_size to this header's struct. */
+static inline void sageattn_params_extend(sageattn_params *p)
+{
+    if (p->struct_size < SAGEATTN_PARAMS_V1_SIZE)
+        return; /* not initialised: sageattn_run answers SAGEATTN_ERR_ABI */
+    for (size_t i = p->struct_size; i < sizeof(sageattn_params); i++)
+        ((unsigned char *)p)[i] = 0;
+    p->struct_size = (uint32_t)sizeof(sageattn_params);
+}
+
+/* Sets the non-finite output flag (ABI 1.1) of p, initialised by sageattn_params_init. */
 static inline void sageattn_params_set_nonfinite_flag(sageattn_params *p, int *device_flag)
 {
+    sageattn_params_extend(p);
     p->nonfinite_flag = device_flag;
-    p->struct_size = (uint32_t)sizeof(sageattn_params);
+}
+
+/* Makes the fp16-mode call p conditional on *device_flag != 0 (ABI 1.1). */
+static inline void sageattn_params_set_only_if_nonzero(sageattn_params *p, const int *device_flag)
+{
+    sageattn_params_extend(p);
+    p->only_if_nonzero = device_flag;
 }
 
 /* Workspace (device memory) that sageattn_run needs for p on `device`. */

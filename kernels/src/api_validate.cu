@@ -70,8 +70,9 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
         return SAGEATTN_ERR_ABI;
     }
     /* Fields past the caller's struct_size are not the caller's memory: never read them. */
-    int *const nonfinite_flag =
-        p->struct_size >= sizeof(sageattn_params) ? p->nonfinite_flag : (int *)0;
+    const int v11 = p->struct_size >= sizeof(sageattn_params);
+    int *const nonfinite_flag = v11 ? p->nonfinite_flag : (int *)0;
+    const int *const only_if_nonzero = v11 ? p->only_if_nonzero : (const int *)0;
     if (p->batch <= 0 || p->num_q_heads <= 0 || p->num_kv_heads <= 0 || p->q_len <= 0 ||
         p->kv_len <= 0) {
         snprintf(msg, n,
@@ -153,6 +154,13 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
         return sa_fail(msg, n, SAGEATTN_ERR_MISALIGNED, "lse must be 4-byte aligned");
     if (nonfinite_flag && ((uintptr_t)nonfinite_flag & 3u) != 0)
         return sa_fail(msg, n, SAGEATTN_ERR_MISALIGNED, "nonfinite_flag must be 4-byte aligned");
+    if (only_if_nonzero && ((uintptr_t)only_if_nonzero & 3u) != 0)
+        return sa_fail(msg, n, SAGEATTN_ERR_MISALIGNED, "only_if_nonzero must be 4-byte aligned");
+    if (only_if_nonzero && p->mode != SAGEATTN_MODE_FP16) {
+        snprintf(msg, n, "only_if_nonzero needs mode fp16 (this call asks for %s)",
+                 sageattn_mode_name(p->mode));
+        return SAGEATTN_ERR_UNSUPPORTED_MODE;
+    }
 
     memset(out, 0, sizeof(*out));
     out->batch = p->batch;
@@ -173,6 +181,7 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
     memcpy(out->os, p->o_stride, sizeof(out->os));
     out->lse = p->lse;
     out->nonfinite_flag = nonfinite_flag;
+    out->only_if_nonzero = only_if_nonzero;
     out->sm_scale = p->sm_scale > 0.0f ? p->sm_scale : 1.0f / sqrtf((float)p->head_dim);
     out->causal = p->causal != 0;
     out->mode = p->mode;

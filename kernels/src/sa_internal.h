@@ -96,8 +96,9 @@ struct sa_problem {
     void *o;
     int64_t qs[3], ks[3], vs[3], os[3]; /* element strides: batch, head, token */
     float *lse;                         /* optional */
-    int *nonfinite_flag; /* optional: set to 1 when a written O element is not finite */
-    float sm_scale;      /* resolved (never 0) */
+    int *nonfinite_flag;        /* optional: set to 1 when a written O element is not finite */
+    const int *only_if_nonzero; /* optional (fp16 mode): compute only if *it != 0 */
+    float sm_scale;             /* resolved (never 0) */
     int causal;
     sageattn_mode mode; /* resolved: never AUTO */
     int cc;             /* compute capability as major*10+minor, e.g. 90, 120 */

@@ -1,6 +1,7 @@
 /* CPU checks of the public API's argument validation (src/api_validate.cu, host code only):
  * which params struct sizes are accepted, that fields past the caller's struct_size are never
- * read, and that the non-finite flag reaches the kernels' problem only when the caller set it. */
+ * read, and that the non-finite flag and only_if_nonzero reach the kernels' problem only when
+ * the caller set them (only_if_nonzero with mode fp16 only). */
 #include <stdint.h>
 #include <string.h>
 
@@ -8,6 +9,14 @@
 #include "sa_check.h"
 
 static char storage[4][1 << 12] __attribute__((aligned(256)));
+
+/* The validation's messages name modes; the library's sageattn_mode_name lives in api.cu, which
+ * needs the CUDA runtime, so the test links this one (the names of sageattn.h). */
+extern "C" const char *sageattn_mode_name(sageattn_mode m)
+{
+    static const char *const names[] = {"auto", "int8-fp16", "int8-fp8", "fp16"};
+    return m >= 0 && m < 4 ? names[m] : "unknown";
+}
 
 /* A valid HND problem whose q, k, v and o point into `storage`. */
 static void valid_params(sageattn_params *p)
@@ -62,8 +71,29 @@ int main()
     /* A 1.0 caller: whatever lies past its struct is not its memory and must be ignored. */
     p.struct_size = SAGEATTN_PARAMS_V1_SIZE;
     memset(&p.nonfinite_flag, 0x5a, sizeof p.nonfinite_flag);
+    memset(&p.only_if_nonzero, 0x5a, sizeof p.only_if_nonzero);
     CHECK(validate(&p, &prob, msg) == SAGEATTN_OK, "1.0 struct refused: %s", msg);
     CHECK(prob.nonfinite_flag == NULL, "a 1.0 struct's flag was read from beyond struct_size");
+    CHECK(prob.only_if_nonzero == NULL, "a 1.0 struct's only_if_nonzero was read");
+
+    /* The header's setters extend a 1.0 struct: the fields they do not set become zero. */
+    p.struct_size = SAGEATTN_PARAMS_V1_SIZE;
+    sageattn_params_set_nonfinite_flag(&p, &flag);
+    CHECK(p.struct_size == sizeof p && p.only_if_nonzero == NULL, "extend left garbage");
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.nonfinite_flag == &flag, "%s", msg);
+
+    /* only_if_nonzero: fp16 mode only, 4-byte aligned, passed through. */
+    valid_params(&p);
+    p.only_if_nonzero = &flag;
+    for (sageattn_mode m : {SAGEATTN_MODE_AUTO, SAGEATTN_MODE_INT8_FP16, SAGEATTN_MODE_INT8_FP8}) {
+        p.mode = m;
+        CHECK(validate(&p, &prob, msg) == SAGEATTN_ERR_UNSUPPORTED_MODE, "mode %d accepted", m);
+        CHECK(strstr(msg, "only_if_nonzero needs mode fp16") != NULL, "message: %s", msg);
+    }
+    p.mode = SAGEATTN_MODE_FP16;
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.only_if_nonzero == &flag, "%s", msg);
+    p.only_if_nonzero = (const int *)((const char *)&flag + 2);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_ERR_MISALIGNED, "misaligned only_if accepted");
 
     const uint32_t bad_sizes[] = {0, 8, SAGEATTN_PARAMS_V1_SIZE - 4, SAGEATTN_PARAMS_V1_SIZE + 4,
                                   (uint32_t)sizeof(sageattn_params) + 8};

@@ -2,7 +2,8 @@
 stand-in for libsageattn that computes attention in float64 from the very pointers and strides
 it is given: what reaches the C ABI (views without copies, aligned copies, padded head dims,
 fp32 through bf16, GQA parts under the workspace cap, the LSE of each part) and what comes back
-(layout, dtype, the fp16 recompute after the non-finite flag). Needs torch, not a GPU; skips
+(layout, dtype, the fp16 recompute queued behind a quantized call that raised the non-finite
+flag). Needs torch, not a GPU; skips
 without torch. The real library on a GPU: bench/dropin_smoke.py."""
 
 import ctypes
@@ -60,6 +61,11 @@ class FakeLibrary:
         return p.batch * p.num_kv_heads * 1000 + (300 if p.lse else 0)
 
     def run(self, p, ws, ws_bytes, stream):
+        if p.struct_size == _lib.PARAMS_V11_SIZE and p.only_if_nonzero:
+            assert p.mode == MODES["fp16"]
+            if ctypes.c_int.from_address(p.only_if_nonzero).value == 0:
+                self.calls.append({"mode": "fp16", "skipped": True})
+                return
         need = self.workspace_size(p, 0)
         assert ws_bytes >= need, (ws_bytes, need)
         assert need == 0 or ws % 256 == 0
@@ -109,8 +115,19 @@ class CpuState(_device.DeviceState if torch is not None else object):
         self.workspaces[stream] = buf
         return buf.data_ptr() + pad, buf.numel() - pad, buf
 
-    def flag(self, stream):
-        return self.flags.setdefault(stream, torch.zeros(1, dtype=torch.int32))
+    def finite_check(self, stream):
+        return self.flags.setdefault(stream, CpuFiniteCheck())
+
+
+class CpuFiniteCheck(_device.FiniteCheck if torch is not None else object):
+    """FiniteCheck on the CPU: the host reads `seen` at once."""
+
+    def __init__(self):
+        self.flag = torch.zeros(1, dtype=torch.int32)
+        self.seen = torch.zeros(1, dtype=torch.int32)
+
+    def recomputed(self, stream):
+        return bool(self.seen[0])
 
 
 def reference(q, k, v, layout, causal=False):
@@ -156,6 +173,10 @@ class KernelGlue(unittest.TestCase):
         return _kernel.attention(q, k, v, layout, dims, plan.compute_dtype, causal, None, lse,
                                  function, pv)
 
+    def last_run(self):
+        """The last call the stand-in library computed (not a skipped conditional one)."""
+        return [c for c in self.lib.calls if not c.get("skipped")][-1]
+
     def close(self, got, want, tol):
         self.assertEqual(tuple(got.shape), tuple(want.shape))
         self.assertLess(float((got.double() - want).abs().max()), tol)
@@ -166,7 +187,7 @@ class KernelGlue(unittest.TestCase):
         q, k, v = (t.view(2, -1, 4, 64) for t in x.chunk(3, dim=-1))
         o, lse = self.attend(q, k, v, "NHD")
         self.assertIsNone(lse)
-        self.assertEqual(self.lib.calls[-1]["copied_q"], q.data_ptr())
+        self.assertEqual(self.last_run()["copied_q"], q.data_ptr())
         self.assertTrue(o.is_contiguous() and o.dtype == torch.float16)
         self.close(o, reference(q, k, v, "NHD")[0], 2e-3)
 
@@ -194,7 +215,7 @@ class KernelGlue(unittest.TestCase):
         flat = torch.randn(1 + 2 * 4 * 8 * 64).half()
         q = flat[1:].view(2, 4, 8, 64)  # base 2 bytes off alignment
         o, _ = self.attend(q, q, q)
-        self.assertNotEqual(self.lib.calls[-1]["copied_q"], q.data_ptr())
+        self.assertNotEqual(self.last_run()["copied_q"], q.data_ptr())
         self.close(o, reference(q, q, q, "HND")[0], 2e-3)
 
     def test_capped_workspace_runs_whole_gqa_groups_and_fills_the_lse(self):
@@ -203,41 +224,52 @@ class KernelGlue(unittest.TestCase):
                    torch.randn(3, 4, 16, 64).half())
         _settings.set_workspace_limit(3 * 2 * 1000 + 300)  # 2 kv heads x 3 batches per part
         o, lse = self.attend(q, k, v, lse=True)
-        parts = [(c["batch"], c["q_heads"], c["kv_heads"]) for c in self.lib.calls]
-        self.assertEqual(parts, [(3, 6, 2), (3, 6, 2)])
+        parts = [(c["batch"], c["q_heads"], c["kv_heads"]) for c in self.lib.calls
+                 if not c.get("skipped")]
+        self.assertEqual(parts[:2], [(3, 6, 2), (3, 6, 2)])
         want_o, want_lse = reference(q, k, v, "HND")
         self.close(o, want_o, 2e-3)
         self.close(lse, want_lse, 1e-4)
         self.lib.calls.clear()
         _settings.set_workspace_limit(1000 + 300)  # one batch of one kv head per part
         o, lse = self.attend(q, k, v, "HND", lse=True)
-        self.assertEqual(len(self.lib.calls), 12)
+        self.assertEqual(len([c for c in self.lib.calls if c["mode"] == "int8-fp16"]), 12)
         self.close(o, want_o, 2e-3)
         self.close(lse, want_lse, 1e-4)
 
-    def test_nonfinite_from_finite_inputs_is_recomputed_in_fp16_mode(self):
+    def test_nonfinite_output_is_recomputed_in_fp16_mode_on_the_device(self):
         q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
         self.lib.poison_modes = {MODES["int8-fp16"]}
-        with self.assertLogs("sageattention", "WARNING") as logs:
+        with mock.patch.object(_kernel, "_warned_nonfinite", False), \
+                self.assertLogs("sageattention", "WARNING") as logs:
             o, _ = self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
-        self.assertEqual([c["mode"] for c in self.lib.calls], ["int8-fp16", "fp16"])
-        self.assertEqual([c["struct_size"] for c in self.lib.calls],
-                         [_lib.PARAMS_V11_SIZE, _lib.PARAMS_V1_SIZE])
+        calls = self.lib.calls
+        self.assertEqual([(c["mode"], c.get("skipped", False)) for c in calls],
+                         [("int8-fp16", False), ("fp16", False)])
+        self.assertEqual([c["struct_size"] for c in calls], [_lib.PARAMS_V11_SIZE] * 2)
         self.assertTrue(bool(torch.isfinite(o).all()))
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
         self.assertIn("recomputed in fp16", logs.output[0])
 
-    def test_no_recompute_when_inputs_are_not_finite_or_check_is_off(self):
+    def test_finite_output_queues_a_recompute_that_does_nothing(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([(c["mode"], c.get("skipped", False)) for c in self.lib.calls],
+                         [("int8-fp16", False), ("fp16", True)])
+        self.assertFalse(bool(self.state.finite_check(0).seen[0]))
+
+    def test_check_off_or_fp16_mode_runs_once(self):
         q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
         self.lib.poison_modes = {MODES["int8-fp16"]}
-        v[0, 0, 0, 0] = float("inf")
-        self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
-        self.assertEqual([c["mode"] for c in self.lib.calls], ["int8-fp16"])
-        self.lib.calls.clear()
-        v[0, 0, 0, 0] = 0
         with mock.patch.dict(os.environ, {"SAGEATTENTION_CHECK_FINITE": "0"}):
-            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+            o, _ = self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
         self.assertEqual([(c["mode"], c["struct_size"]) for c in self.lib.calls],
                          [("int8-fp16", _lib.PARAMS_V1_SIZE)])
+        self.assertFalse(bool(torch.isfinite(o).all()))  # what the kernel wrote, unchecked
+        self.lib.calls.clear()
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_MODE": "fp16"}):
+            self.attend(q, k, v)
+        self.assertEqual([c["mode"] for c in self.lib.calls], ["fp16"])
 
     def test_modes_per_function_and_forced(self):
         q = torch.randn(1, 2, 16, 64).half()
@@ -246,7 +278,7 @@ class KernelGlue(unittest.TestCase):
                                    ("sageattn_qk_int8_pv_fp8_cuda_sm90", "fp32+fp32", "int8-fp8"),
                                    ("sageattn_qk_int8_pv_fp16_triton", "", "int8-fp16")):
             self.attend(q, q, q, function=function, pv=pv)
-            self.assertEqual(self.lib.calls[-1]["mode"], mode, function)
+            self.assertEqual(self.last_run()["mode"], mode, function)
         with mock.patch.dict(os.environ, {"SAGEATTENTION_MODE": "fp16"}):
             self.attend(q, q, q, function="sageattn_qk_int8_pv_fp8_cuda")
         self.assertEqual(self.lib.calls[-1]["mode"], "fp16")

@@ -90,6 +90,7 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
     a.o = p->o;
     a.lse = p->lse;
     a.nonfinite = p->nonfinite_flag;
+    a.only_if = p->only_if_nonzero;
     a.lq = p->lq;
     a.lkv = p->lkv;
     a.hq = p->hq;

@@ -31,6 +31,7 @@ struct sa_attn_args {
     void *o;
     float *lse;            /* optional [b][hq][lq] */
     int *nonfinite;        /* optional: set to 1 by any warp that wrote a NaN/inf to o */
+    const int *only_if;    /* optional, fp16 mode: every block exits at once if *only_if == 0 */
     const float *qkm;      /* int8 modes with lse: sm_scale * q.kmean, [b][hq][lq] */
     int64_t q_b, q_h, q_t; /* byte strides */
     int64_t k_b, k_h, k_t;

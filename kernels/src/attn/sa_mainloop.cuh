@@ -52,6 +52,9 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
         return;
     }
 #endif
+    /* A queued fp16 recompute (only_if_nonzero) of a call that wrote only finite values. */
+    if (MODE == SA_KMODE_FP16 && a.only_if && *a.only_if == 0)
+        return;
     using T = sa_tile<MODE, D, V1>;
     static_assert(!(V1 && SA_SPLIT_S), "the split main loop needs two V buffers");
     extern __shared__ __align__(128) char smem[];

@@ -96,13 +96,50 @@ class DeviceState:
         pad = (-ptr) % WORKSPACE_ALIGN
         return ptr + pad, buf.numel() - pad, buf
 
-    def flag(self, stream):
-        """This stream's int32 non-finite flag (a device tensor of one element)."""
-        f = self.flags.get(stream)
-        if f is None:
-            f = torch.zeros(1, dtype=torch.int32, device=torch.device("cuda", self.index))
-            self.flags[stream] = f
-        return f
+    def finite_check(self, stream):
+        """This stream's FiniteCheck."""
+        c = self.flags.get(stream)
+        if c is None:
+            c = FiniteCheck(torch.device("cuda", self.index))
+            self.flags[stream] = c
+        return c
+
+
+class FiniteCheck:
+    """The non-finite check's buffers for one stream, and the host's view of them that never
+    waits for the GPU.
+
+    flag: zeroed before each call, raised by the quantized kernels' epilogue, read by the fp16
+    recompute queued behind them (only_if_nonzero). seen: the maximum of every flag so far (one
+    small kernel per call). The host learns of a recompute by copying `seen` to pinned memory
+    without blocking and reading the copy on a later call, once its event has completed."""
+
+    def __init__(self, device):
+        self.flag = torch.zeros(1, dtype=torch.int32, device=device)
+        self.seen = torch.zeros(1, dtype=torch.int32, device=device)
+        self._host = None
+        self._event = None
+        self._pending = False
+
+    def after_call(self):
+        torch.maximum(self.seen, self.flag, out=self.seen)
+
+    def recomputed(self, stream):
+        """Whether a call on `stream` is known to have been recomputed (a copy queued by an
+        earlier call has arrived and says so); queues the next copy. Never blocks."""
+        if self._pending:
+            if not self._event.query():
+                return False
+            self._pending = False
+            if int(self._host[0]) != 0:
+                return True
+        if self._host is None:
+            self._host = torch.zeros(1, dtype=torch.int32, pin_memory=True)
+            self._event = torch.cuda.Event()
+        self._host.copy_(self.seen, non_blocking=True)
+        self._event.record(stream)
+        self._pending = True
+        return False
 
 
 def state(index):

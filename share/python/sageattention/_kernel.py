@@ -1,7 +1,8 @@
 """The kernel path: one attention call through libsageattn on the tensors' device and torch's
 current stream there, with the workspace bounded by the memory cap (heads run in parts when
-needed) and the non-finite check (a quantized call that wrote NaN/inf from finite inputs is
-recomputed in fp16 mode)."""
+needed) and the non-finite check: the quantized kernels raise a device flag when they write
+NaN/inf, and an fp16-mode run queued behind them computes only when the flag is up, so the
+check never makes the host wait for the GPU (_device.FiniteCheck)."""
 
 import contextlib
 import logging
@@ -53,10 +54,12 @@ class _Call:
         self.flag_ptr = flag_ptr
         self.capturing = capturing
 
-    def params(self, mode, b0, b1, kh0, kh1, lse_ptr, with_flag):
-        """Params for batches b0..b1 and kv heads kh0..kh1 (their q heads with them)."""
+    def params(self, mode, b0, b1, kh0, kh1, lse_ptr, with_flag, only_if=None):
+        """Params for batches b0..b1 and kv heads kh0..kh1 (their q heads with them); with_flag:
+        raise the non-finite flag; only_if: a device int the (fp16) call is conditional on."""
         p = _lib.Params()
-        p.struct_size = _lib.PARAMS_V11_SIZE if with_flag else _lib.PARAMS_V1_SIZE
+        p.struct_size = (_lib.PARAMS_V11_SIZE if with_flag or only_if
+                         else _lib.PARAMS_V1_SIZE)
         p.batch = b1 - b0
         p.num_kv_heads = kh1 - kh0
         p.num_q_heads = (kh1 - kh0) * self.group
@@ -78,6 +81,7 @@ class _Call:
         p.mode = mode
         if with_flag:
             p.nonfinite_flag = self.flag_ptr
+        p.only_if_nonzero = only_if
         return p
 
 
@@ -99,20 +103,25 @@ def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_
         o = o_buf if dp == d else o_buf[..., :d]
         lse = (torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
                            device=q.device) if return_lse else None)
-        stream = torch.cuda.current_stream(index).cuda_stream
+        torch_stream = torch.cuda.current_stream(index)
+        stream = torch_stream.cuda_stream
         capturing = torch.cuda.is_current_stream_capturing()
         check = (_settings.check_finite() and lib.has_nonfinite_flag
-                 and mode_name != _dispatch.SAFE_MODE and not capturing)
-        flag = state.flag(stream) if check else None
-        if flag is not None:
-            flag.zero_()
+                 and mode_name != _dispatch.SAFE_MODE)
+        checker = state.finite_check(stream) if check else None
+        if checker is not None:
+            checker.flag.zero_()
         call = _Call(qc, kc, vc, o, lse, layout, dims, sm_scale or 0.0, is_causal,
-                     flag.data_ptr() if flag is not None else None, capturing)
+                     checker.flag.data_ptr() if checker is not None else None, capturing)
         _run(lib, state, call, mode, stream, check)
-        if flag is not None and int(flag.item()) != 0:
-            if all(bool(torch.isfinite(t).all()) for t in (q, k, v)):
-                _warn_nonfinite(mode_name, dims)
-                _run(lib, state, call, lib.mode_value(_dispatch.SAFE_MODE), stream, False)
+        if checker is not None:
+            # The fp16 recompute, queued behind the quantized call: its kernel computes only if
+            # that call raised the flag, so the host never waits for the GPU here.
+            _run(lib, state, call, lib.mode_value(_dispatch.SAFE_MODE), stream, False,
+                 only_if=checker.flag.data_ptr())
+            checker.after_call()
+            if not _warned_nonfinite and not capturing and checker.recomputed(torch_stream):
+                _warn_nonfinite(mode_name)
     if dp != d:
         o = o.contiguous()
     if o.dtype != q.dtype:
@@ -120,13 +129,13 @@ def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_
     return o, lse
 
 
-def _run(lib, state, call, mode, stream, with_flag):
+def _run(lib, state, call, mode, stream, with_flag, only_if=None):
     """Runs the call, in parts whose workspace fits the cap when the whole does not."""
     dims = call.dims
     index = state.index
     whole = (0, dims.batch, 0, dims.kv_heads)
     lse_ptr = call.lse.data_ptr() if call.lse is not None else None
-    p = call.params(mode, *whole, lse_ptr, with_flag)
+    p = call.params(mode, *whole, lse_ptr, with_flag, only_if)
     need = lib.workspace_size(p, index)
     limit = _settings.workspace_limit()
     if limit is None or need <= limit:
@@ -165,10 +174,10 @@ def _launch(lib, state, p, need, stream, capturing):
     del owner  # a capture's workspace goes back to the graph's pool once launched
 
 
-def _warn_nonfinite(mode_name, dims):
+def _warn_nonfinite(mode_name):
     global _warned_nonfinite
     if not _warned_nonfinite:
         _warned_nonfinite = True
-        log.warning("sageattention: mode %s wrote non-finite values from finite inputs (%s); "
-                    "this call and any later one like it is recomputed in fp16 mode "
-                    "(warned once per process)", mode_name, dims)
+        log.warning("sageattention: a call in mode %s wrote NaN or infinite values; such calls "
+                    "are recomputed in fp16 mode on the GPU (SAGEATTENTION_CHECK_FINITE=0 turns "
+                    "this off; warned once per process)", mode_name)

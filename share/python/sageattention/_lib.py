@@ -56,6 +56,7 @@ class Params(ctypes.Structure):
         ("causal", ctypes.c_int),
         ("mode", ctypes.c_int),
         ("nonfinite_flag", ctypes.c_void_p),
+        ("only_if_nonzero", ctypes.c_void_p),
     ]
 
 
@@ -130,6 +131,7 @@ class Library:
         self.built_archs = _text(lib.sageattn_built_archs())
         self.modes = _dispatch.discover_modes(
             [_text(lib.sageattn_mode_name(i)) for i in range(MAX_MODE_VALUE + 1)])
+        # ABI 1.1 (nonfinite_flag and only_if_nonzero): what the non-finite check needs.
         self.has_nonfinite_flag = self._probe_struct_size(PARAMS_V11_SIZE)
         self._sha256 = None
 

@@ -2,7 +2,8 @@
 
 SAGEATTENTION_WORKSPACE_LIMIT_MB  cap on a call's libsageattn workspace (default 256 MiB;
                                   0 = no cap); sageattention.set_workspace_limit() overrides it
-SAGEATTENTION_CHECK_FINITE        0 turns off the non-finite check (default on)
+SAGEATTENTION_CHECK_FINITE        0 turns off the non-finite check and its fp16 recompute
+                                  (default on)
 SAGEATTENTION_MODE                forces one libsageattn mode for every call (see _device)
 """
 
