@@ -105,9 +105,9 @@ class Modes(unittest.TestCase):
     def test_discover(self):
         names = ["auto", "int8-fp16", "int8-fp8", "fp16"] + ["unknown"] * 28
         self.assertEqual(D.discover_modes(names), KNOWN)
-        grown = ["auto", "int8-fp16", "int8-fp8", "fp16", "int8-fp8-fp16acc", "unknown", "",
+        grown = ["auto", "int8-fp16", "int8-fp8", "fp16", "int8-fp8-f16acc", "unknown", "",
                  "fp16"]
-        self.assertEqual(D.discover_modes(grown)["int8-fp8-fp16acc"], 4)
+        self.assertEqual(D.discover_modes(grown)["int8-fp8-f16acc"], 4)
         self.assertEqual(D.discover_modes(grown)["fp16"], 3)
         self.assertNotIn("", D.discover_modes(grown))
         self.assertNotIn("unknown", D.discover_modes(grown))
@@ -142,6 +142,12 @@ class Modes(unittest.TestCase):
         self.assertEqual(D.requested_mode(f, "fp32+fp16", None, grown, ()), "int8-fp8")
         self.assertEqual(D.requested_mode(f, "fp32+fp16", None, KNOWN, (name,)), "int8-fp8")
         self.assertEqual(D.requested_mode(f, "fp32+fp32", None, grown, (name,)), "int8-fp8")
+        # the next candidate when the first is not safe here
+        both = dict(grown, **{"int8-fp8-bs": 5})
+        self.assertEqual(D.requested_mode(f, "fp32+fp16", None, both, ("int8-fp8-bs",)),
+                         "int8-fp8-bs")
+        self.assertEqual(D.requested_mode(f, "fp32+fp32", None, both, ("int8-fp8-bs", name)),
+                         "int8-fp8-bs")
         # the fp16 function's pv_accum_dtype never picks an fp8 variant
         self.assertEqual(D.requested_mode("sageattn_qk_int8_pv_fp16_cuda", "fp32+fp16", None,
                                           grown, (name,)), "int8-fp16")

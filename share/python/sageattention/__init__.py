@@ -29,9 +29,10 @@ libsageattn mode each runs:
   int8-fp8 on sm_89 and sm_100+).
 - int8-fp8 needs FP8 tensor cores: on GPUs before compute capability 8.9 those functions run
   int8-fp16 (upstream fails there).
-- pv_accum_dtype "fp32+fp16" (fp8) or "fp16"/"fp16+fp32" (fp16) asks for a faster accumulation
-  variant; it runs only when the library has one and this GPU's self-test passed it
-  (_dispatch.PV_ACCUM_VARIANTS), else the base mode (more accurate) runs.
+- pv_accum_dtype picks a faster variant of the mode when the library has one and this GPU's
+  self-test passed it (_dispatch.PV_ACCUM_VARIANTS), else the base mode runs: "fp32+fp16" (fp8)
+  int8-fp8-f16acc, "fp32+fp32"/"fp32" (fp8) int8-fp8-bs (same arithmetic, full rate on sm_120a),
+  "fp16"/"fp16+fp32" (fp16) int8-fp16-f16acc.
 - Accepted and ignored: qk_quant_gran (libsageattn quantizes per token), smooth_k (K's mean is
   always subtracted: exact for softmax, and the LSE is that of the unsmoothed scores), smooth_v,
   quantization_backend, max_seqlen_*, and any other keyword.

@@ -24,11 +24,15 @@ FUNCTION_MODES = {
 # Faster P·V accumulation variants (issue 9) that an upstream pv_accum_dtype asks for, by
 # (base mode, pv_accum_dtype): the first name the library exposes *and* the GPU's self-test
 # passed (its recommendation record's safe_modes) is used; otherwise the base mode runs.
-# The variant names are the library's; update this table when they are fixed.
+# The names are the library's (sageattn_mode_name): f16acc = FP16 accumulation inside a key
+# tile, FP32 across tiles (SageAttention2++'s scheme); bs = int8-fp8's FP32 arithmetic through
+# the block-scaled MMA (full rate on sm_120a).
 PV_ACCUM_VARIANTS = {
-    ("int8-fp8", "fp32+fp16"): ("int8-fp8-fp16acc",),
-    ("int8-fp16", "fp16+fp32"): ("int8-fp16-fp16acc",),
-    ("int8-fp16", "fp16"): ("int8-fp16-fp16acc",),
+    ("int8-fp8", "fp32+fp16"): ("int8-fp8-f16acc", "int8-fp8-bs"),
+    ("int8-fp8", "fp32+fp32"): ("int8-fp8-bs",),
+    ("int8-fp8", "fp32"): ("int8-fp8-bs",),
+    ("int8-fp16", "fp16+fp32"): ("int8-fp16-f16acc",),
+    ("int8-fp16", "fp16"): ("int8-fp16-f16acc",),
 }
 
 # Modes that need FP8 tensor cores (compute capability 8.9+): below it, int8-fp16 runs instead.
