@@ -33,8 +33,8 @@ def _abi_view(t):
 
 def _bht_strides(t, layout):
     """Element strides for (batch, head, token) of a rank-4 tensor in `layout`."""
-    h, s = _dispatch.axes(layout)
-    return (t.stride(0), t.stride(h), t.stride(s))
+    s = t.stride()
+    return (s[0], s[1], s[2]) if layout == "HND" else (s[0], s[2], s[1])
 
 
 class _Call:
@@ -43,6 +43,7 @@ class _Call:
     def __init__(self, q, k, v, o, lse, layout, dims, sm_scale, causal, flag_ptr,
                  capturing=False):
         self.q, self.k, self.v, self.o, self.lse = q, k, v, o, lse
+        self.ptrs = (q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr())
         self.qs, self.ks = _bht_strides(q, layout), _bht_strides(k, layout)
         self.vs, self.os = _bht_strides(v, layout), _bht_strides(o, layout)
         self.esz = q.element_size()
@@ -68,13 +69,15 @@ class _Call:
         p.head_dim = self.dims.head_dim
         p.dtype = self.dtype
         qh0 = kh0 * self.group
-        p.q = self.q.data_ptr() + (b0 * self.qs[0] + qh0 * self.qs[1]) * self.esz
-        p.o = self.o.data_ptr() + (b0 * self.os[0] + qh0 * self.os[1]) * self.esz
-        p.k = self.k.data_ptr() + (b0 * self.ks[0] + kh0 * self.ks[1]) * self.esz
-        p.v = self.v.data_ptr() + (b0 * self.vs[0] + kh0 * self.vs[1]) * self.esz
-        for i in range(3):
-            p.q_stride[i], p.k_stride[i] = self.qs[i], self.ks[i]
-            p.v_stride[i], p.o_stride[i] = self.vs[i], self.os[i]
+        qp, kp, vp, op = self.ptrs
+        p.q = qp + (b0 * self.qs[0] + qh0 * self.qs[1]) * self.esz
+        p.o = op + (b0 * self.os[0] + qh0 * self.os[1]) * self.esz
+        p.k = kp + (b0 * self.ks[0] + kh0 * self.ks[1]) * self.esz
+        p.v = vp + (b0 * self.vs[0] + kh0 * self.vs[1]) * self.esz
+        p.q_stride[:] = self.qs
+        p.k_stride[:] = self.ks
+        p.v_stride[:] = self.vs
+        p.o_stride[:] = self.os
         p.lse = lse_ptr
         p.sm_scale = self.sm_scale
         p.causal = 1 if self.causal else 0
