@@ -333,14 +333,24 @@ def main():
     ap.add_argument("--sanitize", action="store_true",
                     help="small accuracy cases only (for compute-sanitizer)")
     ap.add_argument("--no-sdpa", action="store_true")
+    ap.add_argument("--modes", help="comma-separated modes by name (default: %s; the library's "
+                    "own names, e.g. int8-fp16-f16acc, are accepted)" % ",".join(MODES))
     args = ap.parse_args()
-    global NO_SDPA
+    global NO_SDPA, IMPLS
     NO_SDPA = args.no_sdpa
 
     def log(s):
         print(s, flush=True)
 
     sa = SageAttn(args.lib)
+    if args.modes:
+        wanted = args.modes.split(",")
+        unknown = [m for m in wanted if m not in sa.modes or m == "auto"]
+        if unknown:
+            sys.exit("bench.py: unknown mode(s) %s; this library has %s" % (
+                ",".join(unknown), ",".join(m for m in sa.modes if m != "auto")))
+        MODES[:] = wanted
+        IMPLS = MODES + ["sdpa_flash", "sdpa_cudnn"]
     dev = torch.cuda.get_device_properties(0)
     st, auto = sa.resolve("auto")
     info = {"card": dev.name, "cc": "%d.%d" % (dev.major, dev.minor),

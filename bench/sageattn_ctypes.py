@@ -3,6 +3,8 @@ import ctypes
 
 import torch
 
+# The modes of every library; newer ones (issue 9's P·V variants, values >= 4) are found by name
+# through sageattn_mode_name (SageAttn.modes), never by a hard-coded number.
 MODES = {"auto": 0, "int8-fp16": 1, "int8-fp8": 2, "fp16": 3}
 DTYPES = {torch.float16: 0, torch.bfloat16: 1}
 
@@ -46,13 +48,18 @@ class SageAttn:
         self.lib.sageattn_resolve_mode.argtypes = [ctypes.c_int, ctypes.c_int,
                                                    ctypes.POINTER(ctypes.c_int)]
         self._ws = None
+        self.modes = dict(MODES)
+        for i in range(32):
+            name = self.lib.sageattn_mode_name(i)
+            if name and name.decode() not in ("unknown", "?"):
+                self.modes[name.decode()] = i
 
     def error(self):
         return self.lib.sageattn_last_error().decode()
 
     def resolve(self, mode, device=0):
         out = ctypes.c_int(-1)
-        st = self.lib.sageattn_resolve_mode(MODES[mode], device, ctypes.byref(out))
+        st = self.lib.sageattn_resolve_mode(self.modes[mode], device, ctypes.byref(out))
         return st, out.value
 
     def params(self, q, k, v, o, layout="HND", causal=False, mode="int8-fp16", lse=None,
@@ -76,7 +83,7 @@ class SageAttn:
         p.lse = lse.data_ptr() if lse is not None else None
         p.sm_scale = sm_scale
         p.causal = int(causal)
-        p.mode = MODES[mode]
+        p.mode = self.modes[mode]
         return p
 
     def workspace(self, p):

@@ -5,6 +5,8 @@
 #                           KERNEL_SPILL_CHECK=warn makes hot-kernel spills a warning)
 #   make kernel-cpu-test    only the CPU tests
 #   make kernel-build-test  only the build checks
+#   make kernel-sass-test   the P·V instruction of each mode in the SASS of sm_120a and sm_89
+#                           (kernels/tests/sass-check.sh; issue 9; KERNEL_SASS_ARCHS overrides)
 
 # The reference includes src/sa_internal.h (the kernels' constants), which includes
 # cuda_runtime.h: take the headers of the nvcc on PATH, else CUDA_HOME, else /usr/local/cuda.
@@ -19,7 +21,7 @@ KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_i
 KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref
 KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/selftest/st_report.c
 
-.PHONY: kernel-test kernel-cpu-test kernel-build-test
+.PHONY: kernel-test kernel-cpu-test kernel-build-test kernel-sass-test
 
 build/kernels/%: kernels/tests/%.c $(KERNEL_REF_SRC) $(KERNEL_TEST_SUPPORT) $(KERNEL_TEST_HDR)
 	@mkdir -p $(dir $@)
@@ -65,5 +67,8 @@ kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logi
 kernel-build-test:
 	@bash kernels/tests/build-check.sh
 
-kernel-test: kernel-cpu-test kernel-build-test
+kernel-sass-test:
+	@bash kernels/tests/sass-check.sh
+
+kernel-test: kernel-cpu-test kernel-build-test kernel-sass-test
 	@echo "kernel-test: all kernel checks passed"

@@ -45,6 +45,19 @@ typedef enum sageattn_mode {
     SAGEATTN_MODE_INT8_FP16 = 1, /* INT8 Q·Kᵀ, FP16 P·V, FP32 accumulation: the accurate one */
     SAGEATTN_MODE_INT8_FP8 = 2,  /* INT8 Q·Kᵀ, FP8 P·V, two-level accumulation: sm_89+ */
     SAGEATTN_MODE_FP16 = 3,      /* no quantization (FlashAttention-2 style): baseline, fallback */
+    /* Values 4.. are P·V variants for GPUs whose tensor cores halve the rate of FP32
+     * accumulation (GeForce RTX 40/50). Never renumbered; names by sageattn_mode_name(). */
+    SAGEATTN_MODE_INT8_FP8_BS = 4,      /* "int8-fp8-bs": int8-fp8's arithmetic (FP32 accumulation)
+                                           through the block-scaled E4M3 MMA with unit scales, full
+                                           rate on sm_120a/121a; elsewhere (cc >= 8.9) the ordinary
+                                           E4M3 MMA, i.e. the same numbers as int8-fp8 */
+    SAGEATTN_MODE_INT8_FP8_F16ACC = 5,  /* "int8-fp8-f16acc": SageAttention2++'s scheme: E4M3 P·V
+                                           with an FP16 accumulator inside each 64-key tile, FP32
+                                           across tiles; V scaled so no partial sum can exceed
+                                           the FP16 range. cc >= 8.9 */
+    SAGEATTN_MODE_INT8_FP16_F16ACC = 6, /* "int8-fp16-f16acc": int8-fp16 with an FP16 accumulator
+                                           inside each 64-key tile, FP32 across tiles (fp16
+                                           inputs; bf16 inputs run int8-fp16's FP32 form) */
 } sageattn_mode;
 
 typedef enum sageattn_dtype {
@@ -131,7 +144,9 @@ sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t w
 sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sageattn_mode *out);
 
 const char *sageattn_status_string(sageattn_status s);
-const char *sageattn_mode_name(sageattn_mode m); /* "auto" "int8-fp16" "int8-fp8" "fp16" */
+/* "auto" "int8-fp16" "int8-fp8" "fp16" "int8-fp8-bs" "int8-fp8-f16acc" "int8-fp16-f16acc";
+ * "unknown" for any other value. */
+const char *sageattn_mode_name(sageattn_mode m);
 /* A detailed message about the last failure on this host thread ("" if none). */
 const char *sageattn_last_error(void);
 /* The SASS archs compiled into this library, e.g. "sm_90,sm_120a". */

@@ -114,7 +114,7 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
         quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
     for (int c = 0; c < dp; c++)
         kv->vscale[c] = 1.0f;
-    if (cfg->mode == SAGEATTN_MODE_INT8_FP8) {
+    if (sa_mode_pv_fp8(cfg->mode)) {
         for (int c = 0; c < dp; c++) {
             float amax = 0.0f;
             for (int j = 0; j < lkv; j++)
@@ -147,18 +147,42 @@ static float score_t(const struct sa_ref_config *cfg, const int8_t *qq, const fl
 }
 
 struct row_work {
-    float *t;    /* [k_tile] */
-    float *acc;  /* [dp] fp32 output accumulator */
-    float *tile; /* [dp] per-tile accumulator (int8-fp8) */
+    float *t;      /* [k_tile] */
+    float *acc;    /* [dp] fp32 output accumulator */
+    float *tile;   /* [dp] per-tile accumulator (fp8 and f16acc modes) */
+    double *group; /* [dp] exact sum of the current acc_group keys (f16acc modes) */
 };
 
-/* One query row through the tiled online softmax; writes o_row[d] and *lse. */
-static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg,
+static float round_f16(double x)
+{
+    return sa_f16_to_f32(sa_f32_to_f16((float)x));
+}
+
+/* The FP16 in-tile accumulator takes the exact sum of the last group of products. */
+static void flush_group(const struct sa_ref_config *cfg, struct row_work *w, int dp)
+{
+    for (int c = 0; c < dp; c++) {
+        w->tile[c] = round_f16((double)w->tile[c] + w->group[c]);
+        w->group[c] = 0.0;
+        if (cfg->stats) {
+            if (isinf(w->tile[c]))
+                cfg->stats->tile_acc_overflows++;
+            else if (fabs(w->tile[c]) > cfg->stats->tile_acc_peak)
+                cfg->stats->tile_acc_peak = fabs(w->tile[c]);
+        }
+    }
+}
+
+/* One query row through the tiled online softmax; writes o_row[d] and *lse. f16acc is set when
+ * the in-tile accumulator is FP16 (cfg->tile_acc_fp16, except for bf16 P, which has none). */
+static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg, int f16acc,
                        const struct kv_operands *kv, const int8_t *qq, const float *qf, float qs,
                        float q_dot_kmean, int nkeys, int dp, struct row_work *w, float *o_row,
                        float *lse)
 {
-    int fp8 = cfg->mode == SAGEATTN_MODE_INT8_FP8;
+    int fp8 = sa_mode_pv_fp8(cfg->mode);
+    float p_scale = fp8 ? cfg->fp8_p_scale : (f16acc ? cfg->f16_p_scale : 1.0f);
+    int group = cfg->acc_group > 0 ? cfg->acc_group : 1;
     float mt = -INFINITY, l = 0.0f;
     memset(w->acc, 0, sizeof(float) * (size_t)dp);
     for (int j0 = 0; j0 < nkeys; j0 += cfg->k_tile) {
@@ -176,34 +200,35 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
         for (int c = 0; c < dp; c++)
             w->acc[c] *= alpha;
         memset(w->tile, 0, sizeof(float) * (size_t)dp);
+        for (int c = 0; c < dp; c++)
+            w->group[c] = 0.0;
         for (int j = j0; j < j1; j++) {
             float pj = exp2f((w->t[j - j0] - mt_new) * qs);
             l += pj;
             const float *vj = kv->v + (size_t)j * dp;
-            if (!fp8) {
-                float pr = round_to_dtype(pj, p->dtype);
+            float pq = fp8 ? sa_e4m3_to_f32(sa_f32_to_e4m3(pj * p_scale))
+                           : round_to_dtype(pj * p_scale, p->dtype);
+            if (f16acc) {
                 for (int c = 0; c < dp; c++)
-                    w->acc[c] = fmaf(pr, vj[c], w->acc[c]);
-                continue;
+                    w->group[c] += (double)pq * vj[c];
+                if ((j - j0) % group == group - 1 || j == j1 - 1)
+                    flush_group(cfg, w, dp);
+            } else if (fp8) {
+                float *target = cfg->two_level ? w->tile : w->acc;
+                for (int c = 0; c < dp; c++)
+                    target[c] = sa_round_mantissa(fmaf(pq, vj[c], target[c]), cfg->tile_acc_bits);
+            } else {
+                for (int c = 0; c < dp; c++)
+                    w->acc[c] = fmaf(pq, vj[c], w->acc[c]);
             }
-            float p8 = sa_e4m3_to_f32(sa_f32_to_e4m3(pj * cfg->fp8_p_scale));
-            float *target = cfg->two_level ? w->tile : w->acc;
-            for (int c = 0; c < dp; c++)
-                target[c] = sa_round_mantissa(fmaf(p8, vj[c], target[c]), cfg->tile_acc_bits);
         }
-        if (fp8 && cfg->two_level)
+        if (f16acc || (fp8 && cfg->two_level))
             for (int c = 0; c < dp; c++)
                 w->acc[c] += w->tile[c];
         mt = mt_new;
     }
-    for (int c = 0; c < p->head_dim; c++) {
-        if (nkeys == 0)
-            o_row[c] = 0.0f;
-        else if (fp8)
-            o_row[c] = w->acc[c] * kv->vscale[c] / (cfg->fp8_p_scale * l);
-        else
-            o_row[c] = w->acc[c] / l;
-    }
+    for (int c = 0; c < p->head_dim; c++)
+        o_row[c] = nkeys == 0 ? 0.0f : w->acc[c] * kv->vscale[c] / (p_scale * l);
     *lse = nkeys == 0 ? -INFINITY : SA_LN2 * (mt * qs + log2f(l)) + q_dot_kmean;
 }
 
@@ -231,6 +256,7 @@ static void free_buffers(struct ref_buffers *r)
     free(r->w.t);
     free(r->w.acc);
     free(r->w.tile);
+    free(r->w.group);
 }
 
 static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp, int k_tile)
@@ -250,8 +276,9 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->w.t = malloc(sizeof(float) * (size_t)k_tile);
     r->w.acc = malloc(sizeof(float) * (size_t)dp);
     r->w.tile = malloc(sizeof(float) * (size_t)dp);
+    r->w.group = malloc(sizeof(double) * (size_t)dp);
     if (r->kv.k && r->kv.kq && r->kv.kscale && r->kv.kmean && r->kv.v && r->kv.vscale && r->qf &&
-        r->qq && r->qscale && r->o_row && r->w.t && r->w.acc && r->w.tile)
+        r->qq && r->qscale && r->o_row && r->w.t && r->w.acc && r->w.tile && r->w.group)
         return 0;
     free_buffers(r);
     return -1;
@@ -284,6 +311,11 @@ int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
     int dp = p->head_dim <= 64 ? 64 : 128;
     int group = p->num_q_heads / p->num_kv_heads;
     float sm_scale = resolved_sm_scale(p);
+    /* bf16 P·V has no FP16-accumulator MMA: the kernels run those inputs in FP32 (launch.cu). */
+    int f16acc =
+        cfg->tile_acc_fp16 && (sa_mode_pv_fp8(cfg->mode) || p->dtype != SAGEATTN_DTYPE_BF16);
+    if (cfg->stats)
+        memset(cfg->stats, 0, sizeof *cfg->stats);
     struct ref_buffers r;
     if (alloc_buffers(&r, p, dp, cfg->k_tile) != 0)
         return -1;
@@ -298,7 +330,7 @@ int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
                     for (int c = 0; c < dp; c++)
                         q_dot_kmean = fmaf(qf[c], r.kv.kmean[c], q_dot_kmean);
                     float lse;
-                    attend_row(p, cfg, &r.kv, r.qq + (size_t)i * dp, qf, r.qscale[i],
+                    attend_row(p, cfg, f16acc, &r.kv, r.qq + (size_t)i * dp, qf, r.qscale[i],
                                sm_scale * q_dot_kmean, visible_keys(p, i), dp, &r.w, r.o_row, &lse);
                     uint16_t *o = p->o;
                     for (int c = 0; c < p->head_dim; c++)

@@ -17,8 +17,14 @@
 
 #include "sageattn.h"
 
+/* What the FP16 in-tile accumulators went through (filled when sa_ref_config.stats is set). */
+struct sa_ref_stats {
+    double tile_acc_peak;    /* largest |partial sum| an in-tile accumulator held */
+    long tile_acc_overflows; /* partial sums that overflowed the FP16 range (became inf) */
+};
+
 struct sa_ref_config {
-    sageattn_mode mode;    /* SAGEATTN_MODE_INT8_FP16, _INT8_FP8 or _FP16 */
+    sageattn_mode mode;    /* any mode but AUTO */
     int q_quant_rows;      /* consecutive tokens of one head sharing one Q scale */
     int k_quant_rows;      /* the same for K */
     int smooth_k;          /* subtract K's mean over the sequence before quantizing */
@@ -29,9 +35,17 @@ struct sa_ref_config {
     int tile_acc_bits; /* mantissa bits of the per-tile P·V accumulator (23 = fp32, 13 = FP22) */
     int two_level;     /* 1: fresh accumulator per key tile, added into fp32; 0: one
                           accumulator of tile_acc_bits for the whole row */
+    /* FP16 accumulator inside each key tile (the f16acc modes): every acc_group keys (aligned to
+     * the tile start) the exact sum of their products is added to it and the result rounded to
+     * fp16 (RN, overflow to inf), as one MMA does with its k16 (fp16) or k32 (E4M3) slice;
+     * acc_group 1 rounds after every product. The tile's sum is then added into fp32. */
+    int tile_acc_fp16;
+    int acc_group;
+    float f16_p_scale;          /* fp16-P modes: P times this before rounding (2^-6 for f16acc) */
+    struct sa_ref_stats *stats; /* optional, zeroed and filled by sa_ref_attention */
 };
 
-/* "int8-fp16", "int8-fp8", "fp16" (as sageattn_mode_name, without linking the library). */
+/* The mode's name as sageattn_mode_name spells it, without linking the library. */
 const char *sa_ref_mode_name(sageattn_mode mode);
 
 /* The kernels' own settings (from src/sa_internal.h) for `mode`. */

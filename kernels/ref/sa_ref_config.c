@@ -1,5 +1,8 @@
 /* The one place the reference reads the kernels' constants, so it follows kernel-core's
  * choices (src/sa_internal.h) without copies. */
+#include <math.h>
+#include <stddef.h>
+
 #include "sa_internal.h"
 #include "sa_ref.h"
 
@@ -15,6 +18,19 @@ void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
     cfg->fp8_v_scale_max = SA_FP8_V_SCALE_MAX;
     cfg->tile_acc_bits = 23;
     cfg->two_level = 1;
+    cfg->tile_acc_fp16 = 0;
+    cfg->acc_group = 1;
+    cfg->f16_p_scale = 1.0f;
+    cfg->stats = NULL;
+    if (mode == SAGEATTN_MODE_INT8_FP8_F16ACC) {
+        cfg->fp8_v_scale_max = SA_FP8_F16ACC_V_SCALE_MAX;
+        cfg->tile_acc_fp16 = 1;
+        cfg->acc_group = 32; /* one E4M3 mma: k = 32 */
+    } else if (mode == SAGEATTN_MODE_INT8_FP16_F16ACC) {
+        cfg->tile_acc_fp16 = 1;
+        cfg->acc_group = 16; /* one fp16 mma: k = 16 */
+        cfg->f16_p_scale = exp2f(SA_F16ACC_P_LOG2);
+    }
 }
 
 const char *sa_ref_mode_name(sageattn_mode mode)
@@ -26,6 +42,12 @@ const char *sa_ref_mode_name(sageattn_mode mode)
         return "int8-fp8";
     case SAGEATTN_MODE_FP16:
         return "fp16";
+    case SAGEATTN_MODE_INT8_FP8_BS:
+        return "int8-fp8-bs";
+    case SAGEATTN_MODE_INT8_FP8_F16ACC:
+        return "int8-fp8-f16acc";
+    case SAGEATTN_MODE_INT8_FP16_F16ACC:
+        return "int8-fp16-f16acc";
     default:
         return "auto";
     }

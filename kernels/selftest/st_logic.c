@@ -165,6 +165,12 @@ int st_mode_from_name(const char *name)
         return SAGEATTN_MODE_INT8_FP8;
     if (strcmp(name, "fp16") == 0)
         return SAGEATTN_MODE_FP16;
+    if (strcmp(name, "int8-fp8-bs") == 0)
+        return SAGEATTN_MODE_INT8_FP8_BS;
+    if (strcmp(name, "int8-fp8-f16acc") == 0)
+        return SAGEATTN_MODE_INT8_FP8_F16ACC;
+    if (strcmp(name, "int8-fp16-f16acc") == 0)
+        return SAGEATTN_MODE_INT8_FP16_F16ACC;
     return -1;
 }
 
@@ -194,10 +200,14 @@ int st_bar_for_name(const char *mode, struct st_bar *out)
 
 struct st_bar st_bar_for_mode(int mode)
 {
+    /* Issue 9's P·V variants share their FP32 form's goal (st_goal_for_mode goes by name). */
     struct st_bar b;
-    st_bar_for_name(mode == SAGEATTN_MODE_INT8_FP16  ? "int8-fp16"
-                    : mode == SAGEATTN_MODE_INT8_FP8 ? "int8-fp8"
-                                                     : "fp16",
+    st_bar_for_name(mode == SAGEATTN_MODE_INT8_FP16          ? "int8-fp16"
+                    : mode == SAGEATTN_MODE_INT8_FP16_F16ACC ? "int8-fp16-f16acc"
+                    : mode == SAGEATTN_MODE_INT8_FP8         ? "int8-fp8"
+                    : mode == SAGEATTN_MODE_INT8_FP8_BS      ? "int8-fp8-bs"
+                    : mode == SAGEATTN_MODE_INT8_FP8_F16ACC  ? "int8-fp8-f16acc"
+                                                             : "fp16",
                     &b);
     return b;
 }

@@ -28,6 +28,7 @@ struct st_speed_out {
 
 #define ST_MAX_CASES 64
 #define ST_MAX_SPEED 16
+#define ST_MAX_MODES 8 /* sageattn_mode values a run may test (AUTO excluded) */
 
 struct st_mode_out {
     int mode; /* sageattn_mode */
@@ -53,7 +54,7 @@ struct st_device_out {
     char uuid[48];       /* "GPU-..." or "" */
     char build_hint[64]; /* "" when has_code */
     char error[256];     /* a CUDA failure that stopped this device's tests, else "" */
-    struct st_mode_out modes[3];
+    struct st_mode_out modes[ST_MAX_MODES];
     int nmodes;
     int recommended; /* sageattn_mode, or -1 */
     int runner_up;   /* sageattn_mode, or -1 */

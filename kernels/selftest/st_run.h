@@ -6,7 +6,7 @@
 
 struct st_options {
     int full;
-    int modes[3]; /* sageattn_mode values to test, in order */
+    int modes[ST_MAX_MODES]; /* sageattn_mode values to test, in order */
     int nmodes;
 };
 

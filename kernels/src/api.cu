@@ -215,6 +215,12 @@ const char *sageattn_mode_name(sageattn_mode m)
         return "int8-fp8";
     case SAGEATTN_MODE_FP16:
         return "fp16";
+    case SAGEATTN_MODE_INT8_FP8_BS:
+        return "int8-fp8-bs";
+    case SAGEATTN_MODE_INT8_FP8_F16ACC:
+        return "int8-fp8-f16acc";
+    case SAGEATTN_MODE_INT8_FP16_F16ACC:
+        return "int8-fp16-f16acc";
     }
     return "unknown";
 }

@@ -105,7 +105,7 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
         snprintf(msg, n, "dtype %d is not supported: SAGEATTN_DTYPE_FP16 or _BF16", (int)p->dtype);
         return SAGEATTN_ERR_UNSUPPORTED_DTYPE;
     }
-    if (p->mode < SAGEATTN_MODE_AUTO || p->mode > SAGEATTN_MODE_FP16) {
+    if (p->mode < SAGEATTN_MODE_AUTO || p->mode > SAGEATTN_MODE_INT8_FP16_F16ACC) {
         snprintf(msg, n, "mode %d is not a sageattn_mode", (int)p->mode);
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
@@ -193,20 +193,38 @@ sageattn_status sa_mode_for_cc(sageattn_mode requested, int cc, sageattn_mode *o
                                size_t n)
 {
     if (requested == SAGEATTN_MODE_AUTO) {
-        /* FP8 mma.sync is native from sm_89 except on Hopper, where it is emulated (two HMMA per
-         * QMMA): there INT8+FP16 is both faster and more accurate. */
-        *out = (cc >= 89 && cc != 90) ? SAGEATTN_MODE_INT8_FP8 : SAGEATTN_MODE_INT8_FP16;
+        /* GeForce Ada and Blackwell run mma.sync with FP32 accumulation at half rate; the FP16-
+         * accumulator variants are full rate there (kernels/ALGORITHM.md, "what auto picks";
+         * bench/model_throughput.py). sm_120/121: int8-fp16-f16acc, int8-fp16's accuracy at
+         * about int8-fp8-f16acc's modelled speed. sm_89: Ada's FP16 MMA is half its FP8 rate,
+         * so int8-fp8-f16acc (int8-fp8's accuracy goal, as int8-fp8 that auto picked there
+         * before) is modelled 1.3x faster. Hopper runs FP32 accumulation at full rate but
+         * emulates FP8 mma.sync (two HMMA per QMMA): INT8+FP16 is both faster and more accurate
+         * there. Other cc >= 8.9 (sm_100): native-FP8 int8-fp8. int8-fp8-bs is never the
+         * default: only a self-test on the card can clear its instruction. */
+        if (cc == 120 || cc == 121)
+            *out = SAGEATTN_MODE_INT8_FP16_F16ACC;
+        else if (cc == 89)
+            *out = SA_HAS_E4M3_F16ACC ? SAGEATTN_MODE_INT8_FP8_F16ACC : SAGEATTN_MODE_INT8_FP8;
+        else
+            *out = (cc >= 89 && cc != 90) ? SAGEATTN_MODE_INT8_FP8 : SAGEATTN_MODE_INT8_FP16;
         return SAGEATTN_OK;
     }
-    if (requested == SAGEATTN_MODE_INT8_FP8 && cc < 89) {
-        snprintf(msg, n,
-                 "mode int8-fp8 needs FP8 tensor cores (compute capability 8.9 or newer); this "
-                 "GPU is %d.%d: use int8-fp16 or auto",
-                 cc / 10, cc % 10);
+    if (requested < SAGEATTN_MODE_AUTO || requested > SAGEATTN_MODE_INT8_FP16_F16ACC) {
+        snprintf(msg, n, "mode %d is not a sageattn_mode", (int)requested);
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
-    if (requested < SAGEATTN_MODE_AUTO || requested > SAGEATTN_MODE_FP16) {
-        snprintf(msg, n, "mode %d is not a sageattn_mode", (int)requested);
+    if (sa_mode_pv_fp8(requested) && cc < 89) {
+        snprintf(msg, n,
+                 "mode %s needs FP8 tensor cores (compute capability 8.9 or newer); this "
+                 "GPU is %d.%d: use int8-fp16 or auto",
+                 sageattn_mode_name(requested), cc / 10, cc % 10);
+        return SAGEATTN_ERR_UNSUPPORTED_MODE;
+    }
+    if (requested == SAGEATTN_MODE_INT8_FP8_F16ACC && !SA_HAS_E4M3_F16ACC) {
+        snprintf(msg, n,
+                 "mode int8-fp8-f16acc needs a library built with nvcc 12.8 or newer (the FP16-"
+                 "accumulator FP8 mma.sync); use int8-fp8 or auto");
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
     *out = requested;

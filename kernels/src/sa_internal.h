@@ -38,6 +38,39 @@
 #define SA_FP8_P_SCALE 448.0f
 #define SA_FP8_V_SCALE_MAX 448.0f
 
+/* ---- FP16 accumulator inside a key tile (int8-fp8-f16acc, int8-fp16-f16acc) ----
+ * Each 64-key tile's P·V goes into a fresh FP16 accumulator (full-rate tensor-core path on
+ * GeForce), added into the fp32 O after the tile. The scales make every partial sum provably
+ * finite (kernels/ALGORITHM.md, "FP16 accumulator bound"):
+ * int8-fp8-f16acc: P <= 448 (E4M3, as int8-fp8) and V scaled to |V| <= SA_FP8_F16ACC_V_SCALE_MAX,
+ *   so |partial| <= 64 * 448 * 2.25 = 64512 < 65504 (SageAttention2++'s choice).
+ * int8-fp16-f16acc: P = exp2(s - max) * 2^SA_F16ACC_P_LOG2 <= 1/64, so |partial| <= max|V|,
+ *   which an fp16 V cannot exceed (<= 65504). */
+#define SA_FP8_F16ACC_V_SCALE_MAX 2.25f
+#define SA_F16ACC_P_LOG2 (-6.0f)
+#define SA_FP16_MAX 65504.0f
+
+/* The FP16-accumulator E4M3 mma.sync (int8-fp8-f16acc) and the block-scaled one need PTX ISA
+ * 8.7, i.e. nvcc 12.8; an older nvcc builds everything else and the API refuses that mode. */
+#if defined(__CUDACC_VER_MAJOR__) &&                                                               \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+#define SA_HAS_E4M3_F16ACC 1
+#else
+#define SA_HAS_E4M3_F16ACC 0
+#endif
+
+/* Which arithmetic a resolved mode uses. */
+static inline int sa_mode_pv_fp8(sageattn_mode m)
+{
+    return m == SAGEATTN_MODE_INT8_FP8 || m == SAGEATTN_MODE_INT8_FP8_BS ||
+           m == SAGEATTN_MODE_INT8_FP8_F16ACC;
+}
+/* V's per-channel FP8 scale maps absmax to this (fp8 modes). */
+static inline float sa_mode_v_scale_max(sageattn_mode m)
+{
+    return m == SAGEATTN_MODE_INT8_FP8_F16ACC ? SA_FP8_F16ACC_V_SCALE_MAX : SA_FP8_V_SCALE_MAX;
+}
+
 /* ---- Tiles (shared by every mode) ---- */
 #define SA_CTA_Q 128 /* query rows per thread block */
 #define SA_CTA_K 64  /* keys per main-loop step */

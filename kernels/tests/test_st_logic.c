@@ -14,8 +14,9 @@
 /* st_report.c names modes through the library; the test links no GPU library. */
 const char *sageattn_mode_name(sageattn_mode m)
 {
-    static const char *names[] = {"auto", "int8-fp16", "int8-fp8", "fp16"};
-    return (int)m >= 0 && (int)m < 4 ? names[m] : "?";
+    static const char *names[] = {"auto",        "int8-fp16",       "int8-fp8",        "fp16",
+                                  "int8-fp8-bs", "int8-fp8-f16acc", "int8-fp16-f16acc"};
+    return (int)m >= 0 && (int)m < 7 ? names[m] : "?";
 }
 
 static void test_arch_rules(void)
@@ -40,6 +41,19 @@ static void test_arch_rules(void)
     CHECK(!st_archs_cover_cc("sm_100a", 103), "sm_100a only on 10.0");
     CHECK(!st_archs_cover_cc("", 90) && !st_archs_cover_cc("unknown", 90), "empty list");
     CHECK(st_mode_from_name("int8-fp8") == SAGEATTN_MODE_INT8_FP8, "mode names");
+    /* Issue 9's P·V variants: known by name, judged by the bar of the arithmetic they share. */
+    CHECK(st_mode_from_name("int8-fp8-bs") == SAGEATTN_MODE_INT8_FP8_BS &&
+              st_mode_from_name("int8-fp8-f16acc") == SAGEATTN_MODE_INT8_FP8_F16ACC &&
+              st_mode_from_name("int8-fp16-f16acc") == SAGEATTN_MODE_INT8_FP16_F16ACC &&
+              st_mode_from_name("int8-fp16-f16") == -1,
+          "P·V variant names");
+    CHECK(st_bar_for_mode(SAGEATTN_MODE_INT8_FP16_F16ACC).rel_l1 ==
+                  st_bar_for_mode(SAGEATTN_MODE_INT8_FP16).rel_l1 &&
+              st_bar_for_mode(SAGEATTN_MODE_INT8_FP8_BS).cos ==
+                  st_bar_for_mode(SAGEATTN_MODE_INT8_FP8).cos &&
+              st_bar_for_mode(SAGEATTN_MODE_INT8_FP8_F16ACC).rel_l1 ==
+                  st_bar_for_mode(SAGEATTN_MODE_INT8_FP8).rel_l1,
+          "P·V variants' bars");
     CHECK(st_mode_from_name("fp8") == -1, "unknown mode name");
 }
 

@@ -40,9 +40,10 @@ static void usage(FILE *f)
     fputs(
         "usage: sagebuild selftest [--build DIR] [--device N|all] [--quick|--full]\n"
         "                          [--timeout SECONDS] [--json]\n\n"
-        "Runs DIR/bin/sageattn-selftest: accuracy of each mode (int8-fp16, int8-fp8, fp16)\n"
-        "against a high-precision reference on the GPU, and speed in TOPS against the fp16\n"
-        "baseline. Per GPU and mode: safe (every case finite, complete and within cos >= 0.999,\n"
+        "Runs DIR/bin/sageattn-selftest: accuracy of each mode (fp16, int8-fp16, int8-fp8 and\n"
+        "the P.V variants int8-fp16-f16acc, int8-fp8-f16acc, int8-fp8-bs) against a\n"
+        "high-precision reference on the GPU, and speed in TOPS against the fp16 baseline.\n"
+        "Per GPU and mode: safe (every case finite, complete and within cos >= 0.999,\n"
         "rel-L1 <= 0.05) and its engineering goal (a note); the recommended mode is the\n"
         "fastest safe one at L=16K (--full) or 4K, D=128, never one slower than fp16. It is\n"
         "written to DIR/recommendation.json, which the sageattention package reads.\n\n"

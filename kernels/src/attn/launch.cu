@@ -41,7 +41,7 @@ void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w)
     SA_PART(kscale, bk * w->lk_pad * sizeof(float));
     SA_PART(kpart, bk * w->nchunk * dp * sizeof(float));
     SA_PART(km, bk * dp * sizeof(float));
-    if (p->mode == SAGEATTN_MODE_INT8_FP8) {
+    if (sa_mode_pv_fp8(p->mode)) {
         SA_PART(vpart, bk * w->nchunk * dp * sizeof(float));
         SA_PART(vscale, bk * dp * sizeof(float));
         SA_PART(vt, bk * dp * w->lk_pad);
@@ -66,6 +66,14 @@ static cudaError_t sa_attn_call(sageattn_mode mode, int d_pad, int bf16,
         return sa_attn_dispatch_int8_fp16(d_pad, bf16, a, batch, stream, probe);
     case SAGEATTN_MODE_INT8_FP8:
         return sa_attn_dispatch_int8_fp8(d_pad, bf16, a, batch, stream, probe);
+    case SAGEATTN_MODE_INT8_FP8_BS:
+        return sa_attn_dispatch_int8_fp8_bs(d_pad, bf16, a, batch, stream, probe);
+    case SAGEATTN_MODE_INT8_FP8_F16ACC:
+        return sa_attn_dispatch_int8_fp8_f16acc(d_pad, bf16, a, batch, stream, probe);
+    case SAGEATTN_MODE_INT8_FP16_F16ACC:
+        /* No bf16 MMA has an FP16 accumulator: bf16 inputs run int8-fp16's FP32 form. */
+        return bf16 ? sa_attn_dispatch_int8_fp16(d_pad, bf16, a, batch, stream, probe)
+                    : sa_attn_dispatch_int8_fp16_f16acc(d_pad, a, batch, stream, probe);
     default:
         return sa_attn_dispatch_fp16(d_pad, bf16, a, batch, stream, probe);
     }
@@ -133,7 +141,7 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
         a.kscale = (const float *)(ws + w.kscale);
         if (p->lse)
             a.qkm = (const float *)(ws + w.qkm);
-        if (p->mode == SAGEATTN_MODE_INT8_FP8) {
+        if (sa_mode_pv_fp8(p->mode)) {
             a.v = ws + w.vt;
             a.vscale = (const float *)(ws + w.vscale);
         }

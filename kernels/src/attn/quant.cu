@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
 }
 
 __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpart,
-                                   const float *vpart, float *km, float *vscale)
+                                   const float *vpart, float *km, float *vscale, float v_max)
 {
     const int bh = blockIdx.x, c = threadIdx.x;
     float s = 0.0f, m = 0.0f;
@@ -103,7 +103,7 @@ __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpa
     }
     km[(size_t)bh * dp + c] = s / (float)lkv;
     if (vscale)
-        vscale[(size_t)bh * dp + c] = m > 0.0f ? m / SA_FP8_V_SCALE_MAX : 1.0f;
+        vscale[(size_t)bh * dp + c] = m > 0.0f ? m / v_max : 1.0f;
 }
 
 struct sa_rowquant_args {
@@ -233,7 +233,7 @@ template <bool BF16, int DP>
 static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
                                 cudaStream_t stream)
 {
-    const bool fp8 = p->mode == SAGEATTN_MODE_INT8_FP8;
+    const bool fp8 = sa_mode_pv_fp8(p->mode);
     const sa_tensor_view kv = sa_view(p->k, p->ks), vv = sa_view(p->v, p->vs);
     const int bhk = p->batch * p->hkv, bhq = p->batch * p->hq;
     float *kpart = (float *)(ws + w->kpart), *vpart = fp8 ? (float *)(ws + w->vpart) : nullptr;
@@ -241,7 +241,8 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
 
     sa_stats_kernel<BF16, DP><<<dim3(w->nchunk, bhk), SA_PRE_THREADS, 0, stream>>>(
         kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart);
-    sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale);
+    sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale,
+                                               sa_mode_v_scale_max(p->mode));
 
     constexpr int RPB = SA_PRE_THREADS / (DP / 8) * SA_RQ_ROWS; /* rows per block */
     static_assert(SA_CTA_K % RPB == 0, "padded lengths must split into whole blocks");

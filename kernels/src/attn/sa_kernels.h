@@ -5,7 +5,19 @@
 
 #include "../sa_internal.h"
 
-enum sa_kernel_mode { SA_KMODE_FP16 = 0, SA_KMODE_INT8_FP16 = 1, SA_KMODE_INT8_FP8 = 2 };
+/* Kernel families (template MODE). 3..5 differ from 1..2 only in P·V's instruction and its
+ * accumulator: 3 = int8-fp8 through the block-scaled E4M3 MMA with unit scales (sm_120a/121a;
+ * the ordinary E4M3 MMA elsewhere), 4 = E4M3 P·V with an FP16 accumulator per key tile
+ * (int8-fp8-f16acc), 5 = fp16 P·V with an FP16 accumulator per key tile (int8-fp16-f16acc,
+ * fp16 inputs only: bf16 runs family 1). */
+enum sa_kernel_mode {
+    SA_KMODE_FP16 = 0,
+    SA_KMODE_INT8_FP16 = 1,
+    SA_KMODE_INT8_FP8 = 2,
+    SA_KMODE_INT8_FP8_BS = 3,
+    SA_KMODE_INT8_FP8_F16ACC = 4,
+    SA_KMODE_INT8_FP16_F16ACC = 5
+};
 
 /* Byte offsets into the workspace; 0-sized parts are unused by the mode. */
 struct sa_ws_layout {
@@ -52,6 +64,13 @@ cudaError_t sa_attn_dispatch_int8_fp16(int d_pad, int bf16, const struct sa_attn
                                        cudaStream_t stream, bool probe);
 cudaError_t sa_attn_dispatch_int8_fp8(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
                                       cudaStream_t stream, bool probe);
+cudaError_t sa_attn_dispatch_int8_fp8_bs(int d_pad, int bf16, const struct sa_attn_args *a,
+                                         int batch, cudaStream_t stream, bool probe);
+cudaError_t sa_attn_dispatch_int8_fp8_f16acc(int d_pad, int bf16, const struct sa_attn_args *a,
+                                             int batch, cudaStream_t stream, bool probe);
+/* fp16 inputs only (bf16 has no MMA with an FP16 accumulator: the caller runs int8_fp16). */
+cudaError_t sa_attn_dispatch_int8_fp16_f16acc(int d_pad, const struct sa_attn_args *a, int batch,
+                                              cudaStream_t stream, bool probe);
 
 /* Pre-pass launchers (quant.cu). */
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,

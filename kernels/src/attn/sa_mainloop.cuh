@@ -16,13 +16,15 @@
  * has the per-kernel SASS counts. Elsewhere the same change moved spills, so it is not used.
  * fp16 D=128 on sm_120a joined rule 1 with the epilogue's non-finite flag (12/8 bytes of spill
  * without it). */
-template <int MODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_ids()
+template <int KMODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_ids()
 {
 #if defined(__CUDA_ARCH__)
     constexpr int arch = __CUDA_ARCH__;
 #else
     constexpr int arch = 0;
 #endif
+    /* int8-fp8-bs is int8-fp8 with another P·V instruction: the same choice. */
+    constexpr int MODE = KMODE == SA_KMODE_INT8_FP8_BS ? SA_KMODE_INT8_FP8 : KMODE;
     if ((MODE == SA_KMODE_FP16 && D == 128 && !V1 && arch == 900) ||
         (MODE == SA_KMODE_INT8_FP8 && D == 64 && arch == 1000))
         return 2;
@@ -40,14 +42,16 @@ __device__ __forceinline__ int sa_first_row(int qtile, int tid)
     return qtile * SA_CTA_Q + tid / 32 * SA_WARP_Q + tid % 32 / 4;
 }
 
+/* 3 blocks per SM at D=64 only where measured (sm_90, fp16 and int8-fp16); the f16acc P·V holds
+ * a whole tile of packed P and spilled at 3 blocks' 168 registers (12 B on sm_90). */
 template <int MODE, int D, bool BF16, bool V1>
-__global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_FP8
-                                                  ? SA_MIN_BLOCKS_D64
-                                                  : SA_MIN_BLOCKS)
-    sa_attn_kernel(const sa_attn_args a)
+__global__ void
+__launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<MODE, D>::PV_F16ACC
+                                  ? SA_MIN_BLOCKS_D64
+                                  : SA_MIN_BLOCKS) sa_attn_kernel(const sa_attn_args a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
-    if (MODE == SA_KMODE_INT8_FP8) {
+    if (sa_tile<MODE, D>::PV_FP8) {
         __trap();
         return;
     }
@@ -178,7 +182,9 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
             sa_mask<4>(t0, k0, row0, lane, a.lkv, a.causal, diag);
         sa_softmax_step<4, D / 8>(t0, st, row_scale, o, T::P_LOG2);
         if (T::PV_FP8)
-            sa_pv_fp8<D, 4>(o, t0, sV, 0, lane);
+            sa_pv_fp8<MODE, D, 4>(o, t0, sV, 0, lane);
+        else if (T::PV_F16ACC && !BF16)
+            sa_pv_f16_f16acc<D, 4>(o, t0, sV, lane);
         else
             sa_pv_f16<D, BF16, 4>(o, t0, sV, lane);
 #if SA_SPLIT_S != 1
@@ -188,7 +194,9 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
             sa_mask<4>(t1, k0 + 32, row0, lane, a.lkv, a.causal, diag);
         sa_softmax_step<4, D / 8>(t1, st, row_scale, o, T::P_LOG2);
         if (T::PV_FP8)
-            sa_pv_fp8<D, 4>(o, t1, sV, 32, lane);
+            sa_pv_fp8<MODE, D, 4>(o, t1, sV, 32, lane);
+        else if (T::PV_F16ACC && !BF16)
+            sa_pv_f16_f16acc<D, 4>(o, t1, sV + 32 * T::V_PITCH, lane);
         else
             sa_pv_f16<D, BF16, 4>(o, t1, sV + 32 * T::V_PITCH, lane);
 #else
@@ -217,7 +225,9 @@ __global__ void __launch_bounds__(SA_THREADS, D == 64 && MODE != SA_KMODE_INT8_F
             sa_cp_async_wait<2>(); /* pending: V[j], K[j+1], V[j+1] */
         __syncthreads();           /* V[j] visible */
         if (T::PV_FP8)
-            sa_pv_fp8<D, 8>(o, t, sV, 0, lane);
+            sa_pv_fp8<MODE, D, 8>(o, t, sV, 0, lane);
+        else if (T::PV_F16ACC && !BF16)
+            sa_pv_f16_f16acc<D, 8>(o, t, sV, lane);
         else
             sa_pv_f16<D, BF16, 8>(o, t, sV, lane);
         if (V1) {
@@ -292,13 +302,17 @@ template <int MODE>
 static cudaError_t sa_attn_dispatch(int d_pad, int bf16, const sa_attn_args *a, int batch,
                                     cudaStream_t stream, bool probe)
 {
+    /* int8-fp16-f16acc has fp16 kernels only (launch.cu runs bf16 inputs as int8-fp16). */
+    constexpr bool HAS_BF16 = MODE != SA_KMODE_INT8_FP16_F16ACC;
+    if (bf16 && !HAS_BF16)
+        return cudaErrorInvalidValue;
 #if SA_WITH_D64
     if (d_pad == 64)
-        return bf16 ? sa_attn_run<MODE, 64, true>(a, batch, stream, probe)
+        return bf16 ? sa_attn_run<MODE, 64, HAS_BF16>(a, batch, stream, probe)
                     : sa_attn_run<MODE, 64, false>(a, batch, stream, probe);
 #endif
 #if SA_WITH_D128
-    return bf16 ? sa_attn_run<MODE, 128, true>(a, batch, stream, probe)
+    return bf16 ? sa_attn_run<MODE, 128, HAS_BF16>(a, batch, stream, probe)
                 : sa_attn_run<MODE, 128, false>(a, batch, stream, probe);
 #else
     (void)d_pad, (void)bf16, (void)a, (void)batch, (void)stream, (void)probe;

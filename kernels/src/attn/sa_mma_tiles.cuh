@@ -128,10 +128,42 @@ __device__ __forceinline__ uint32_t sa_pack_e4m3x4(float a, float b, float c, fl
     return (uint32_t)sa_pack_e4m3x2(a, b) | ((uint32_t)sa_pack_e4m3x2(c, d) << 16);
 }
 
+/* One 8-channel slice's accumulator for one key tile of E4M3 P·V, per kernel family:
+ * FP32 through the ordinary MMA (int8-fp8), FP32 through the block-scaled MMA with unit scales
+ * (int8-fp8-bs), or FP16 (int8-fp8-f16acc). Fresh per tile, then added into the fp32 O. */
+template <int MODE> struct sa_e4m3_tile_acc {
+    static constexpr bool F16 = MODE == SA_KMODE_INT8_FP8_F16ACC;
+    float f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint32_t h[2] = {0u, 0u};
+    __device__ __forceinline__ void mma(const uint32_t a[4], uint32_t b0, uint32_t b1)
+    {
+        if constexpr (F16)
+            sa_mma_e4m3_f16acc(h, a, b0, b1);
+        else if constexpr (MODE == SA_KMODE_INT8_FP8_BS)
+            sa_mma_e4m3_bs(f, a, b0, b1);
+        else
+            sa_mma_e4m3(f, a, b0, b1);
+    }
+    __device__ __forceinline__ void add_to(float o[4]) const
+    {
+        if constexpr (F16) {
+            const float2 lo = sa_half2_to_float2(h[0]), hi = sa_half2_to_float2(h[1]);
+            o[0] += lo.x;
+            o[1] += lo.y;
+            o[2] += hi.x;
+            o[3] += hi.y;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                o[e] += f[e];
+        }
+    }
+};
+
 /* O += P·V with P and V in E4M3 for NT*8 keys (NT = 4 or 8). V^T [d][64 keys, permuted] in
  * shared memory; the keys start at byte `key0` (0 or 32) of each row. Each 8-channel slice is
  * summed over these keys in a fresh accumulator first (two-level accumulation). */
-template <int D, int NT>
+template <int MODE, int D, int NT>
 __device__ __forceinline__ void sa_pv_fp8(float o[SA_MT][D / 8][4], const float p[SA_MT][NT][4],
                                           uint32_t sV, int key0, int lane)
 {
@@ -161,12 +193,10 @@ __device__ __forceinline__ void sa_pv_fp8(float o[SA_MT][D / 8][4], const float 
             sa_ldmatrix_x4(bf, sV + nt * 8 * PITCH + b_off);
 #pragma unroll
             for (int mt = 0; mt < SA_MT; ++mt) {
-                float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                sa_mma_e4m3(acc, pa[mt][0], bf[0], bf[1]);
-                sa_mma_e4m3(acc, pa[mt][KK - 1], bf[2], bf[3]);
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    o[mt][nt][e] += acc[e];
+                sa_e4m3_tile_acc<MODE> acc;
+                acc.mma(pa[mt][0], bf[0], bf[1]);
+                acc.mma(pa[mt][KK - 1], bf[2], bf[3]);
+                acc.add_to(o[mt][nt]);
             }
         }
     } else {
@@ -178,16 +208,67 @@ __device__ __forceinline__ void sa_pv_fp8(float o[SA_MT][D / 8][4], const float 
             sa_ldmatrix_x4(bf, sV + q * 16 * PITCH + b_off);
 #pragma unroll
             for (int mt = 0; mt < SA_MT; ++mt) {
-                float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                sa_mma_e4m3(acc0, pa[mt][0], bf[0], bf[1]);
-                sa_mma_e4m3(acc1, pa[mt][0], bf[2], bf[3]);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    o[mt][2 * q][e] += acc0[e];
-                    o[mt][2 * q + 1][e] += acc1[e];
-                }
+                sa_e4m3_tile_acc<MODE> acc0, acc1;
+                acc0.mma(pa[mt][0], bf[0], bf[1]);
+                acc1.mma(pa[mt][0], bf[2], bf[3]);
+                acc0.add_to(o[mt][2 * q]);
+                acc1.add_to(o[mt][2 * q + 1]);
             }
         }
+    }
+}
+
+/* O += P·V with P and V in fp16 and an FP16 accumulator per 8-channel slice over these NT*8
+ * keys (fresh per tile, then added into the fp32 O): int8-fp16-f16acc. P arrives scaled by
+ * 2^SA_F16ACC_P_LOG2, which bounds every partial sum by max|V| (sa_internal.h). All of P is
+ * packed first (NT/2 k16 steps, 4 registers each per m-tile), so the k loop can sit inside
+ * the channel loop and each accumulator stays one tile's sum. */
+template <int D, int NT>
+__device__ __forceinline__ void sa_pv_f16_f16acc(float o[SA_MT][D / 8][4],
+                                                 const float p[SA_MT][NT][4], uint32_t sV, int lane)
+{
+    constexpr int PITCH = D * 2 + 16;
+    constexpr int KK = NT / 2;
+    const uint32_t b_off = (((lane / 8) % 2) * 8 + lane % 8) * PITCH + (lane / 16) * 16;
+    uint32_t pa[SA_MT][KK][4];
+#pragma unroll
+    for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+        for (int kk = 0; kk < KK; ++kk) {
+            pa[mt][kk][0] = sa_pack2<false>(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+            pa[mt][kk][1] = sa_pack2<false>(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+            pa[mt][kk][2] = sa_pack2<false>(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+            pa[mt][kk][3] = sa_pack2<false>(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
+        }
+#pragma unroll
+    for (int np = 0; np < D / 16; ++np) {
+        uint32_t acc[SA_MT][2][2];
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+                acc[mt][i][0] = acc[mt][i][1] = 0u;
+#pragma unroll
+        for (int kk = 0; kk < KK; ++kk) {
+            uint32_t bf[4];
+            sa_ldmatrix_x4_trans(bf, sV + kk * 16 * PITCH + b_off + np * 32);
+#pragma unroll
+            for (int mt = 0; mt < SA_MT; ++mt) {
+                sa_mma_f16_f16acc(acc[mt][0], pa[mt][kk], bf[0], bf[1]);
+                sa_mma_f16_f16acc(acc[mt][1], pa[mt][kk], bf[2], bf[3]);
+            }
+        }
+#pragma unroll
+        for (int mt = 0; mt < SA_MT; ++mt)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const float2 lo = sa_half2_to_float2(acc[mt][i][0]);
+                const float2 hi = sa_half2_to_float2(acc[mt][i][1]);
+                o[mt][2 * np + i][0] += lo.x;
+                o[mt][2 * np + i][1] += lo.y;
+                o[mt][2 * np + i][2] += hi.x;
+                o[mt][2 * np + i][3] += hi.y;
+            }
     }
 }
 

@@ -7,6 +7,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "../sa_internal.h"
+
 #define SA_DEVICE __device__ __forceinline__
 
 SA_DEVICE uint32_t sa_smem_addr(const void *p)
@@ -96,6 +98,57 @@ SA_DEVICE void sa_mma_e4m3(float c[4], const uint32_t a[4], uint32_t b0, uint32_
     (void)c, (void)a, (void)b0, (void)b1;
     __trap();
 #endif
+}
+
+/* D += A·B, E4M3 16x8x32 -> f32 through the block-scaled MMA (kind::mxf8f6f4, one UE8M0 scale
+ * per 32 k-elements of each row of A and column of B) with every scale byte 0x7F = 2^0: the
+ * product is the plain E4M3 one whatever the byte/thread selectors pick, and on sm_120a/121a
+ * this form runs at the full tensor rate where the plain one runs at half (issue 9). Where
+ * the ISA has no block-scaled mma.sync it is the ordinary E4M3 MMA: the same arithmetic. */
+#define SA_UE8M0_ONE_X4 0x7F7F7F7Fu
+SA_DEVICE void sa_mma_e4m3_bs(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH_FEAT_SM120_ALL) || defined(__CUDA_ARCH_FEAT_SM121_ALL)
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32."
+                 "e4m3.e4m3.f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, "
+                 "%10, {0, 0}, %10, {0, 0};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1),
+                   "r"(SA_UE8M0_ONE_X4));
+#else
+    sa_mma_e4m3(c, a, b0, b1);
+#endif
+}
+
+/* D += A·B, E4M3 16x8x32 with an FP16 accumulator (c: two f16x2, the rows g and g+8 of the
+ * fragment). sm_89+ (sm_90 has no FP8 mma.sync: ptxas emulates it with two f16 HMMA that
+ * accumulate in FP16 as well). */
+SA_DEVICE void sa_mma_e4m3_f16acc(uint32_t c[2], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && SA_HAS_E4M3_F16ACC
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, "
+                 "{%6,%7}, {%0,%1};\n"
+                 : "+r"(c[0]), "+r"(c[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    (void)c, (void)a, (void)b0, (void)b1;
+    __trap();
+#endif
+}
+
+/* D += A·B, fp16 16x8x16 with an FP16 accumulator (c as in sa_mma_e4m3_f16acc). */
+SA_DEVICE void sa_mma_f16_f16acc(uint32_t c[2], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, "
+                 "{%6,%7}, {%0,%1};\n"
+                 : "+r"(c[0]), "+r"(c[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* An f16x2 register as two floats (low half first). */
+SA_DEVICE float2 sa_half2_to_float2(uint32_t h)
+{
+    return __half22float2(*reinterpret_cast<const __half2 *>(&h));
 }
 
 /* Two floats -> two E4M3 bytes (lo in the low byte), round to nearest, saturating. */

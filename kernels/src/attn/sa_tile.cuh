@@ -10,7 +10,11 @@
  * (sm_86/89/120/121) when the 2-stage ring would not fit (fp16 mode, D=128: 102 KB). */
 template <int MODE, int D, bool V1 = false> struct sa_tile {
     static constexpr bool QK_INT8 = MODE != SA_KMODE_FP16;
-    static constexpr bool PV_FP8 = MODE == SA_KMODE_INT8_FP8;
+    static constexpr bool PV_FP8 = MODE == SA_KMODE_INT8_FP8 || MODE == SA_KMODE_INT8_FP8_BS ||
+                                   MODE == SA_KMODE_INT8_FP8_F16ACC;
+    /* P·V's per-tile accumulator: FP16 (fresh per 64-key tile) instead of FP32. */
+    static constexpr bool PV_F16ACC =
+        MODE == SA_KMODE_INT8_FP8_F16ACC || MODE == SA_KMODE_INT8_FP16_F16ACC;
     static constexpr int QK_ELEM = QK_INT8 ? 1 : 2;
     static constexpr int QK_ROW = D * QK_ELEM;   /* bytes of one Q or K row */
     static constexpr int QK_PITCH = QK_ROW + 16; /* pitch ≡ 16 (mod 128): no ldmatrix conflicts */
@@ -41,8 +45,11 @@ template <int MODE, int D, bool V1 = false> struct sa_tile {
     }
     static constexpr int NT_S = SA_CTA_K / 8; /* n-tiles of S per warp row-tile */
     static constexpr int NT_O = D / 8;        /* n-tiles of O */
-    /* P leaves the softmax multiplied by 2^P_LOG2: SA_FP8_P_SCALE (448) for E4M3, else 1. */
-    static constexpr float P_LOG2 = PV_FP8 ? 8.807354922057604f : 0.0f;
+    /* P leaves the softmax multiplied by 2^P_LOG2: SA_FP8_P_SCALE (448) for E4M3; 2^-6 for fp16
+     * P into an FP16 accumulator (the bound in sa_internal.h); else 1. */
+    static constexpr float P_LOG2 = PV_FP8                              ? 8.807354922057604f
+                                    : MODE == SA_KMODE_INT8_FP16_F16ACC ? SA_F16ACC_P_LOG2
+                                                                        : 0.0f;
 };
 
 /* Copies a ROWS x ROW_BYTES tile from global memory (row stride `gstride` bytes) to shared

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# kernel-sass-test (issue 9): compiles every mode's kernels (attn_<mode>.cu) for sm_120a, sm_89 and
+# sm_90 (KERNEL_SASS_ARCHS overrides) with the nvcc on PATH, disassembles them with nvdisasm, and
+#   - checks the instruction of each mode's P·V main loop (kernels/tests/check_pv_sass.py): the
+#     block-scaled QMMA.SF for int8-fp8-bs on sm_120a, QMMA.16832.F16.E4M3.E4M3 for
+#     int8-fp8-f16acc, HMMA.16816.F16 for int8-fp16-f16acc, INT8 Q·Kᵀ everywhere, and no
+#     half-rate tensor instruction (FP32 accumulator) left in those loops;
+#   - checks that the checker fails on a listing whose P·V is the half-rate form (it has teeth);
+#   - checks ptxas's spills of these kernels against tests/spill-budget.txt (the ratchet);
+#   - runs the throughput model (bench/model_throughput.py) on these listings: its H200
+#     validation error must stay within 15 %; its RTX 5090/4090 predictions are printed and kept
+#     in build/kernels/sass/model.txt.
+# nvdisasm: $NVDISASM, else on PATH or beside nvcc, else PyPI's nvidia-cuda-nvdisasm installed
+# into the build folder with pip. SKIP (exit 0) without nvcc; without nvdisasm too, except in CI
+# (CI=true), where that is a failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+kernels=$(dirname "$here")
+root=$(dirname "$kernels")
+out=${KERNEL_SASS_DIR:-$root/build/kernels/sass}
+archs=${KERNEL_SASS_ARCHS:-sm_120a sm_89 sm_90}
+modes="fp16 int8_fp16 int8_fp8 int8_fp8_bs int8_fp8_f16acc int8_fp16_f16acc"
+failures=0
+fail() {
+    echo "kernel-sass-test: FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+command -v nvcc >/dev/null 2>&1 || { echo "kernel-sass-test: SKIP: no nvcc on PATH"; exit 0; }
+mkdir -p "$out"
+find_nvdisasm() {
+    if [ -n "${NVDISASM:-}" ] && [ -x "$NVDISASM" ]; then echo "$NVDISASM"; return 0; fi
+    local p
+    for p in "$(command -v nvdisasm 2>/dev/null)" "$(dirname "$(command -v nvcc)")/nvdisasm" \
+        "$out/tools/nvidia/cu13/bin/nvdisasm"; do
+        [ -n "$p" ] && [ -x "$p" ] && { echo "$p"; return 0; }
+    done
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$out/tools" \
+        nvidia-cuda-nvdisasm >"$out/pip.log" 2>&1 || return 1
+    p=$(find "$out/tools" -name nvdisasm -type f | head -1)
+    [ -n "$p" ] && chmod +x "$p" && echo "$p"
+}
+nvdisasm=$(find_nvdisasm)
+if [ -z "$nvdisasm" ]; then
+    if [ "${CI:-}" = true ]; then
+        echo "kernel-sass-test: FAIL: no nvdisasm (pip install nvidia-cuda-nvdisasm failed: $(tail -2 "$out/pip.log"))" >&2
+        exit 1
+    fi
+    echo "kernel-sass-test: SKIP: no nvdisasm on PATH or beside nvcc, and pip could not install nvidia-cuda-nvdisasm"
+    exit 0
+fi
+echo "kernel-sass-test: nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $("$nvdisasm" --version | sed -n 's/.*release \([0-9.]*\).*/nvdisasm \1/p')"
+
+args=()
+model_args=()
+for arch in $archs; do
+    d="$out/$arch"
+    rm -rf "$d" && mkdir -p "$d/ptxas"
+    for m in $modes; do
+        # The library's own flags (CMakeLists.txt, Release): the same SASS as the shipped build.
+        if ! nice -n 10 nvcc -O3 -DNDEBUG -std=c++17 -cubin -Xptxas=-v \
+            -gencode="arch=compute_${arch#sm_},code=$arch" -I"$kernels/src" -I"$kernels/include" \
+            -DSA_WITH_D64=1 -DSA_WITH_D128=1 -Xcompiler=-Wall,-Wextra -Werror=all-warnings \
+            -o "$d/$m.cubin" "$kernels/src/attn/attn_$m.cu" >"$d/ptxas/$m.log" 2>&1; then
+            fail "$arch attn_$m.cu did not compile:"; tail -20 "$d/ptxas/$m.log" >&2
+            continue
+        fi
+        "$nvdisasm" "$d/$m.cubin" >>"$d/listing.sass" 2>"$d/nvdisasm.err" ||
+            fail "$arch: nvdisasm $m.cubin: $(tail -2 "$d/nvdisasm.err")"
+    done
+    case $arch in sm_120a | sm_121a | sm_89) args+=("$arch" "$d/listing.sass") ;; esac
+    model_args+=(--sass "$arch=$d/listing.sass")
+    report=$(sh "$kernels/cmake/check-spills.sh" "$d/ptxas" sa_attn_kernel "$here/spill-budget.txt" 2>&1) ||
+        { fail "$arch: spills beyond tests/spill-budget.txt:"; printf '%s\n' "$report" | grep -E "check-spills|  " >&2; }
+done
+if [ ${#args[@]} -gt 0 ]; then
+    python3 "$here/check_pv_sass.py" "${args[@]}" || fail "P·V instructions (above)"
+fi
+if [[ " $archs " == *" sm_90 "* ]]; then
+    if python3 "$root/bench/model_throughput.py" --check-validation "${model_args[@]}" >"$out/model.txt" 2>&1; then
+        grep -E "worst validation|fastest mode|^model:" "$out/model.txt" | sed 's/^ */kernel-sass-test: /'
+    else
+        fail "throughput model (bench/model_throughput.py):"; cat "$out/model.txt" >&2
+    fi
+fi
+
+# Teeth: sm_120a's listing with int8-fp8's kernels relabelled as int8-fp8-bs (their P·V is the
+# half-rate QMMA.F32; the real int8-fp8-bs kernels renamed out of the way) must fail the check.
+if [ -s "$out/sm_120a/listing.sass" ]; then
+    sed -e 's/_Z14sa_attn_kernelILi3E/_Z14sa_attn_kernelILi9E/' \
+        -e 's/_Z14sa_attn_kernelILi2E/_Z14sa_attn_kernelILi3E/' \
+        "$out/sm_120a/listing.sass" >"$out/relabelled.sass"
+    if python3 "$here/check_pv_sass.py" sm_120a "$out/relabelled.sass" >"$out/teeth.log" 2>&1; then
+        fail "the checker accepted int8-fp8's half-rate loop labelled as int8-fp8-bs"
+    elif ! grep -q "int8-fp8-bs D=128.*QMMA.SF.*want 64" "$out/teeth.log"; then
+        fail "the checker failed the relabelled listing for another reason: $(grep FAIL "$out/teeth.log" | head -3)"
+    else
+        echo "kernel-sass-test: the checker rejects a half-rate P·V labelled int8-fp8-bs (as it must)"
+    fi
+fi
+
+if [ $failures -gt 0 ]; then
+    echo "kernel-sass-test: $failures failed"
+    exit 1
+fi
+echo "kernel-sass-test: P·V SASS checks passed ($archs)"
