@@ -6,6 +6,7 @@
 #include "build/api.h"
 #include "build/arch.h"
 #include "build/gpus.h"
+#include "build/progress.h"
 #include "build/run.h"
 #include "cmd.h"
 #include "util/cli.h"
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DOCTOR_TIMEOUT_MS (120 * 1000)
@@ -66,7 +68,64 @@ struct run {
     int exit_code;
     int stopped;   /* a stage stopped the run */
     int last_exit; /* the exit status of the last stage process, -1 when it did not exit */
+    /* On a terminal (not --json) the stage that runs shows one updating line: what it does,
+     * the build's [n/N] step and file (read from its log in progress), the time so far. */
+    int live;
+    char *live_text;      /* "build sm_120a into OUT" */
+    char *live_build_log; /* the build's log in progress, for its step */
+    double live_t0;
+    struct build_progress live_last; /* kept while the log is between steps or moved */
+    int live_have;
+    cJSON *warnings; /* [{"stage","id","summary"}]: every warning of every stage, by name */
 };
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void draw_live(void *arg)
+{
+    struct run *r = arg;
+    struct build_progress p;
+    if (r->live_build_log && build_progress_read(r->live_build_log, &p)) {
+        r->live_last = p;
+        r->live_have = 1;
+    }
+    char *head = xasprintf("  ...  %s", r->live_text ? r->live_text : "");
+    char *line = build_progress_line(head, r->live_have ? &r->live_last : NULL,
+                                     seconds_now() - r->live_t0, out_width(stdout));
+    printf("\r\033[K%s", line);
+    fflush(stdout);
+    free(line);
+    free(head);
+}
+
+/* What the next stage does: a line in a log, the start of the live line on a terminal. */
+static void announce(struct run *r, const char *build_log, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void announce(struct run *r, const char *build_log, const char *fmt, ...)
+{
+    if (r->o->json)
+        return;
+    struct strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    if (!r->live) {
+        printf("  ...  %s\n", sb_str(&sb));
+        fflush(stdout);
+        sb_free(&sb);
+        return;
+    }
+    free(r->live_text);
+    free(r->live_build_log);
+    r->live_text = sb_detach(&sb);
+    r->live_build_log = build_log ? xstrdup(build_log) : NULL;
+}
 
 static void usage(FILE *f)
 {
@@ -159,6 +218,21 @@ static void say(struct run *r, const char *fmt, ...)
     fflush(stdout);
 }
 
+/* One warning: on its own line under its stage (by check id when it has one), and in --json. */
+static void add_warning(struct run *r, enum stage_id s, const char *id, const char *summary)
+{
+    cJSON *w = cJSON_CreateObject();
+    cJSON_AddStringToObject(w, "stage", stage_names[s]);
+    if (id)
+        cJSON_AddStringToObject(w, "id", id);
+    else
+        cJSON_AddNullToObject(w, "id");
+    cJSON_AddStringToObject(w, "summary", summary ? summary : "");
+    cJSON_AddItemToArray(r->warnings, w);
+    if (id)
+        say(r, "      warning %s: %s\n", id, summary ? summary : "");
+}
+
 static void set_stage(struct run *r, enum stage_id s, const char *state, char *summary, char *fix)
 {
     struct stage *st = &r->stages[s];
@@ -197,8 +271,21 @@ static int run_stage(struct run *r, enum stage_id s, const char *const *args, in
     argv[n++] = "--json";
     argv[n] = NULL;
     struct proc_opts po = {.timeout_ms = timeout_ms, .max_output = STAGE_MAX_OUTPUT};
+    if (r->live && r->live_text) {
+        r->live_t0 = seconds_now();
+        r->live_have = 0;
+        po.tick = draw_live;
+        po.tick_arg = r;
+    }
     struct proc_result pr;
     proc_run(argv, &po, &pr);
+    if (po.tick) { /* the stage's own line comes next, where the live one was */
+        printf("\r\033[K");
+        fflush(stdout);
+    }
+    free(r->live_text);
+    free(r->live_build_log);
+    r->live_text = r->live_build_log = NULL;
     r->last_exit = pr.exited ? pr.exit_code : -1;
     *json_out = NULL;
     *why = NULL;
@@ -273,6 +360,9 @@ static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs
                     : d.findings[i].action == FINDING_BUILD ? "build handles it"
                                                             : "not needed for these kernels");
         set_stage(r, ST_DOCTOR, d.error || d.warn ? "warn" : "ok", sb_detach(&sb), NULL);
+        for (int i = 0; i < d.nwarnings; i++)
+            add_warning(r, ST_DOCTOR, d.warnings[i].id ? d.warnings[i].id : "?",
+                        d.warnings[i].summary);
         *needs_fetch = d.needs_fetch;
         if (d.needs_fetch && r->o->cuda_home) {
             const struct finding *f = NULL;
@@ -313,7 +403,7 @@ static char *stage_fetch(struct run *r)
         stop(r, SB_EXIT_ERROR);
         return NULL;
     }
-    say(r, "  ...  fetch-cuda: downloading and checking the toolkit\n");
+    announce(r, NULL, "fetch-cuda: downloading and checking the toolkit");
     const char *args[] = {"fetch-cuda", NULL, NULL, NULL};
     if (r->o->source) {
         args[1] = "--source";
@@ -386,7 +476,12 @@ static char *stage_build(struct run *r, const char *archs, const char *cuda_home
     }
     args[n] = NULL;
     char *out_dir = build_out_dir(r->o->out);
-    say(r, "  ...  build: %s into %s (log: %s/build.log)\n", archs, out_dir, out_dir);
+    char *running = build_progress_log_path(out_dir);
+    if (r->live)
+        announce(r, running, "build %s", archs);
+    else
+        announce(r, NULL, "build: %s into %s (log: %s/build.log)", archs, out_dir, out_dir);
+    free(running);
     free(out_dir);
     char *json, *why;
     if (run_stage(r, ST_BUILD, args, BUILD_TIMEOUT_MS, &json, &why) < 0) {
@@ -423,7 +518,7 @@ static char *stage_build(struct run *r, const char *archs, const char *cuda_home
 static void stage_selftest(struct run *r, const char *build_dir)
 {
     const char *args[] = {"selftest", "--build", build_dir, NULL};
-    say(r, "  ...  selftest: running the kernels on each GPU\n");
+    announce(r, NULL, "selftest: running the kernels on each GPU");
     char *json, *why;
     if (run_stage(r, ST_SELFTEST, args, SELFTEST_TIMEOUT_MS, &json, &why) < 0) {
         set_stage(r, ST_SELFTEST, "error", why,
@@ -597,11 +692,31 @@ static void print_json(struct run *r)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema", 1);
     cJSON_AddStringToObject(root, "command", "all");
+    /* A stage that warned shows in the status even when the exit status is 0 (a doctor warning
+     * does not fail the run): "warn", with each warning in "warnings". */
+    int warned = 0;
+    for (int s = 0; s < NSTAGES; s++) {
+        const struct stage *st = &r->stages[s];
+        if (!st->state || strcmp(st->state, "warn"))
+            continue;
+        warned = 1;
+        int named = 0;
+        cJSON *w;
+        cJSON_ArrayForEach(w, r->warnings)
+        {
+            cJSON *ws = cJSON_GetObjectItemCaseSensitive(w, "stage");
+            named |= cJSON_IsString(ws) && !strcmp(ws->valuestring, stage_names[s]);
+        }
+        if (!named)
+            add_warning(r, (enum stage_id)s, NULL, st->summary);
+    }
     cJSON_AddStringToObject(root, "status",
-                            r->exit_code == 0   ? "ok"
-                            : r->exit_code == 1 ? "warn"
-                                                : "error");
+                            r->exit_code == 0 && !warned             ? "ok"
+                            : r->exit_code == 0 || r->exit_code == 1 ? "warn"
+                                                                     : "error");
     cJSON_AddNumberToObject(root, "exit_code", r->exit_code);
+    cJSON_AddItemToObject(root, "warnings", r->warnings);
+    r->warnings = NULL;
     const char *stopped_at = NULL;
     cJSON *stages = cJSON_AddArrayToObject(root, "stages");
     for (int s = 0; s < NSTAGES; s++) {
@@ -645,6 +760,8 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
     memset(&r, 0, sizeof r);
     r.o = &o;
     out_style_init(&r.st, stdout, g->no_color);
+    r.live = r.st.tty && !o.json;
+    r.warnings = cJSON_CreateArray();
     r.self = fs_realpath("/proc/self/exe");
     if (!r.self) {
         fprintf(stderr, "sagebuild all: cannot find its own executable (/proc/self/exe)\n");
@@ -716,6 +833,10 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
                o.python);
     else if (r.stages[ST_SELFTEST].state && !strcmp(r.stages[ST_SELFTEST].state, "skipped"))
         printf("sagebuild all: built; the self-test needs a GPU (see above).\n");
+    else if (r.exit_code == SB_EXIT_OK && cJSON_GetArraySize(r.warnings) > 0)
+        printf("sagebuild all: done: built and tested, with %d %s (above).\n",
+               cJSON_GetArraySize(r.warnings),
+               plural(cJSON_GetArraySize(r.warnings), "warning", "warnings"));
     else if (r.exit_code == SB_EXIT_OK)
         printf("sagebuild all: done: built and tested.\n");
     else
@@ -729,6 +850,7 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
         free(r.stages[s].fix);
         cJSON_Delete(r.stages[s].output);
     }
+    cJSON_Delete(r.warnings);
     rc = r.exit_code;
     free(archs);
     free(fetched);

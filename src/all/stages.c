@@ -68,6 +68,13 @@ int all_read_doctor(const char *json, int gpus_present, struct doctor_summary *o
             out->skip++;
         else if (!strcmp(s, "error"))
             out->error++;
+        if (!strcmp(s, "warn") && out->nwarnings < ALL_MAX_FINDINGS) {
+            struct finding *w = &out->warnings[out->nwarnings++];
+            w->id = str_dup_or_null(c, "id");
+            w->summary = str_dup_or_null(c, "summary");
+            w->fix = str_dup_or_null(c, "fix");
+            w->action = FINDING_IGNORE; /* warnings never block */
+        }
         if (strcmp(s, "error") || out->nfindings >= ALL_MAX_FINDINGS)
             continue;
         struct finding *f = &out->findings[out->nfindings++];
@@ -104,6 +111,11 @@ void all_doctor_summary_free(struct doctor_summary *d)
         free(d->findings[i].id);
         free(d->findings[i].summary);
         free(d->findings[i].fix);
+    }
+    for (int i = 0; i < d->nwarnings; i++) {
+        free(d->warnings[i].id);
+        free(d->warnings[i].summary);
+        free(d->warnings[i].fix);
     }
     memset(d, 0, sizeof *d);
 }

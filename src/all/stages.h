@@ -31,6 +31,8 @@ struct doctor_summary {
     int needs_fetch;
     struct finding findings[ALL_MAX_FINDINGS]; /* the errors, in the doctor's order */
     int nfindings;
+    struct finding warnings[ALL_MAX_FINDINGS]; /* the warnings, in the doctor's order */
+    int nwarnings;
 };
 
 /* Reads `doctor --json` output. 0, or -1 with *error (heap). */

@@ -27,7 +27,6 @@
 #include <string.h>
 #include <time.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -215,14 +214,6 @@ static void draw_progress(void *arg)
     printf("\r\033[K%s", line);
     fflush(stdout);
     free(line);
-}
-
-static int terminal_width(void)
-{
-    struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
-        return ws.ws_col - 1; /* the last column would wrap on some terminals */
-    return 79;
 }
 
 /* Configure, build, install; measures the whole. record_path is removed before the install
@@ -477,7 +468,7 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
     char *final_log = fs_join(res->out_dir, "build.log");
     fs_mkdir_p(build_dir, 0755);
     unlink(running_log);
-    struct progress_tick tick = {"configure", running_log, wall_now(), terminal_width()};
+    struct progress_tick tick = {"configure", running_log, wall_now(), out_width(stdout)};
     struct step_io io = {stream, stream ? NULL : running_log, o->timeout_s * 1000,
                          progress ? draw_progress : NULL, progress ? &tick : NULL};
     if (!o->json)

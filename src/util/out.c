@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 struct out_style out_style_decide(int is_tty, const char *no_color_env, const char *term_env,
@@ -75,4 +76,12 @@ const char *out_bold(const struct out_style *st)
 const char *out_reset(const struct out_style *st)
 {
     return st->color ? "\033[0m" : "";
+}
+
+int out_width(FILE *stream)
+{
+    struct winsize ws;
+    if (ioctl(fileno(stream), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col - 1;
+    return 79;
 }

@@ -24,4 +24,8 @@ const char *out_color(const struct out_style *st, enum out_status s);
 const char *out_bold(const struct out_style *st);
 const char *out_reset(const struct out_style *st);
 
+/* Columns of the terminal behind stream, less one (the last column wraps on some terminals);
+ * 79 when it is not a terminal or does not say. For progress lines. */
+int out_width(FILE *stream);
+
 #endif

@@ -25,4 +25,18 @@ grep -q "$out/build.log" "$tmp/o" || fail "the build log's real path: $(cat "$tm
 PATH="$bin:$PATH" $SB all --arch sm_120a > "$tmp/o" 2>&1 || fail "all (default out): $(cat "$tmp/o")"
 grep -q "$XDG_DATA_HOME/sagebuild/sageattn/build.log" "$tmp/o" ||
     fail "the default output folder's log: $(cat "$tmp/o")"
+
+# 2. Each doctor warning on its own line, by check id; --json's status shows the warning stage.
+$SB doctor --json > "$tmp/doctor.json" 2>/dev/null
+ids=$(json_get "$tmp/doctor.json" "' '.join(c['id'] for c in d['checks'] if c['status'] == 'warn')")
+[ -n "$ids" ] || fail "test premise: the doctor warns here (no GPU, no torch)"
+PATH="$bin:$PATH" $SB all --arch sm_120a --out "$out" > "$tmp/o" 2>&1 || fail "all: $(cat "$tmp/o")"
+for id in $ids; do
+    grep -q "^      warning $id: " "$tmp/o" || fail "warning $id is not named: $(cat "$tmp/o")"
+done
+PATH="$bin:$PATH" $SB all --arch sm_120a --out "$out" --json > "$tmp/j" 2>&1
+[ "$(json_get "$tmp/j" "d['status'], d['exit_code'], d['stages'][1]['status']")" = "warn 0 warn" ] ||
+    fail "all --json status with a warning stage: $(json_get "$tmp/j" "d['status'], d['exit_code']")"
+[ "$(json_get "$tmp/j" "' '.join(w['id'] for w in d['warnings'] if w['stage'] == 'doctor')")" = "$ids" ] ||
+    fail "all --json warnings: $(json_get "$tmp/j" "d['warnings']")"
 echo ok

@@ -55,6 +55,10 @@ static void reads_the_doctor(void **state)
     assert_string_equal(d.findings[0].fix, "sagebuild fetch-cuda --match-torch");
     assert_int_equal(d.findings[1].action, FINDING_BUILD);
     assert_null(all_first_block(&d));
+    /* the warnings by id, for `all` to name each one */
+    assert_int_equal(d.nwarnings, 1);
+    assert_string_equal(d.warnings[0].id, "arch.list");
+    assert_string_equal(d.warnings[0].summary, "unset");
     all_doctor_summary_free(&d);
 
     const char *blocked = "{\"checks\":[{\"id\":\"host.compiler\",\"status\":\"error\"},"

@@ -61,6 +61,8 @@ case "\$1" in
 --version) echo "cmake version 3.28.3"; exit 0 ;;
 --build)
     echo "[1/1] fake compile"
+    [ -z "\${FAKE_CMAKE_BUILD_OUTPUT:-}" ] || cat "\$FAKE_CMAKE_BUILD_OUTPUT"
+    [ -z "\${FAKE_CMAKE_BUILD_SLEEP:-}" ] || sleep "\$FAKE_CMAKE_BUILD_SLEEP"
     # a compile leaves an object behind (build tells a real build from a no-op by them)
     [ -n "\${FAKE_CMAKE_NO_WORK:-}" ] || : > "\$2/fake-kernel.o"
     if [ -n "\${FAKE_CMAKE_HANG_PIDS:-}" ]; then
