@@ -1,6 +1,7 @@
 /* sagebuild env: the shell lines that point torch extension builds at a fetched toolkit. */
 #include "cmd.h"
 #include "fetch/catalog.h"
+#include "fetch/env_toolkit.h"
 #include "fetch/fetch_common.h"
 #include "fetch/lockfile.h"
 #include "fetch/postcheck.h"
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -27,10 +29,27 @@ static void usage(FILE *f)
           "    eval \"$(sagebuild env)\"\n"
           "before pip install --no-build-isolation of a torch CUDA extension.\n\n"
           "  --prefix DIR   the toolkit (default: the fetched one matching torch's CUDA, else\n"
-          "                 the newest under ~/.local/share/sagebuild)\n"
+          "                 the newest under ~/.local/share/sagebuild; with none fetched, the\n"
+          "                 one torch's rules find when the doctor says it fits)\n"
           "  --shell NAME   sh (bash, zsh, dash) or fish (default: sh)\n"
-          "  --json         the values as JSON\n",
+          "  --json         the values as JSON\n\n"
+          "When there is no toolkit to point at, it says why on stderr and prints `false` on\n"
+          "stdout (unless that is a terminal), so eval \"$(sagebuild env)\" && ... stops there.\n"
+          "Exit status: 0, 1 no fitting host compiler (the other lines are printed), 2 no\n"
+          "toolkit, 64 usage.\n",
           f);
+}
+
+/* An error for `eval "$(sagebuild env)"`: the evaluated text itself must fail, or the command
+ * after `&&` would run against whatever toolkit happens to be around. */
+static int no_toolkit(int json, const char *why, const char *fix)
+{
+    fprintf(stderr, "sagebuild env: %s\n", why);
+    if (fix)
+        fprintf(stderr, "  fix: %s\n", fix);
+    if (!json && !isatty(STDOUT_FILENO))
+        puts("false");
+    return SB_EXIT_ERROR;
 }
 
 /* Newest cuda-X.Y.Z under the data folder, preferring torch's X.Y. */
@@ -117,17 +136,40 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
         return SB_EXIT_USAGE;
     }
     char *prefix = prefix_arg ? fs_realpath(prefix_arg) : default_prefix();
+    char *found_by = xstrdup(prefix_arg ? "--prefix" : "fetched toolkit");
+    if (!prefix && !prefix_arg) {
+        /* Nothing fetched: the toolkit torch would use, when it is one `all` would not replace. */
+        struct env_toolkit t;
+        env_toolkit_probe(&t);
+        if (!t.fits) {
+            char *why = t.prefix ? xasprintf("no toolkit fetched yet, and the one torch's rules "
+                                             "find (%s, %s) does not fit: %s",
+                                             t.prefix, t.rule, t.why)
+                                 : xstrdup(t.why);
+            int rc = no_toolkit(json, why, t.fix);
+            free(why);
+            free(found_by);
+            env_toolkit_free(&t);
+            return rc;
+        }
+        prefix = t.prefix;
+        t.prefix = NULL;
+        free(found_by);
+        found_by = xasprintf("torch's rules (%s)", t.rule);
+        fprintf(stderr,
+                "sagebuild env: no toolkit fetched; %s, the one torch's rules find (%s), fits\n",
+                prefix, t.rule);
+        env_toolkit_free(&t);
+    }
     char *nvcc = prefix ? fs_join(prefix, "bin/nvcc") : NULL;
     if (!prefix || !fs_is_executable(nvcc)) {
-        if (prefix || prefix_arg)
-            fprintf(stderr, "sagebuild env: %s has no bin/nvcc; run 'sagebuild fetch-cuda' first\n",
-                    prefix ? prefix : prefix_arg);
-        else
-            fprintf(stderr, "sagebuild env: no toolkit fetched yet under ~/.local/share/sagebuild; "
-                            "run 'sagebuild fetch-cuda' first, or pass --prefix DIR\n");
+        char *why = xasprintf("%s has no bin/nvcc", prefix ? prefix : prefix_arg);
+        int rc = no_toolkit(json, why, "sagebuild fetch-cuda   (or --prefix a toolkit)");
+        free(why);
         free(prefix);
         free(nvcc);
-        return SB_EXIT_ERROR;
+        free(found_by);
+        return rc;
     }
     free(nvcc);
     struct hostcc_choice hc;
@@ -150,6 +192,7 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddNumberToObject(doc, "schema", 1);
         cJSON_AddStringToObject(doc, "prefix", prefix);
+        cJSON_AddStringToObject(doc, "found_by", found_by);
         if (release)
             cJSON_AddStringToObject(doc, "release", release);
         cJSON *vars = cJSON_AddObjectToObject(doc, "vars");
@@ -183,5 +226,6 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
     free(cccl);
     free(release);
     free(prefix);
+    free(found_by);
     return rc;
 }
