@@ -569,7 +569,7 @@ static void stage_install(struct run *r, const char *build_dir)
                           "--skip-selftest",
                           r->o->yes ? "--yes" : NULL,
                           NULL};
-    say(r, "  ...  install: the drop-in sageattention into %s\n", r->o->python);
+    announce(r, NULL, "install: the drop-in sageattention into %s", r->o->python);
     char *json, *why;
     if (run_stage(r, ST_INSTALL, args, INSTALL_TIMEOUT_MS, &json, &why) < 0) {
         set_stage(r, ST_INSTALL, "error", why,
@@ -761,12 +761,12 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
     r.o = &o;
     out_style_init(&r.st, stdout, g->no_color);
     r.live = r.st.tty && !o.json;
-    r.warnings = cJSON_CreateArray();
     r.self = fs_realpath("/proc/self/exe");
     if (!r.self) {
         fprintf(stderr, "sagebuild all: cannot find its own executable (/proc/self/exe)\n");
         return SB_EXIT_INTERNAL;
     }
+    r.warnings = cJSON_CreateArray();
 
     /* Which archs: decided first, so a machine without a GPU stops before any download. */
     struct gpu_cc gpus[16];
@@ -786,6 +786,7 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
             fprintf(stderr, "sagebuild all: %s\n", err);
             free(err);
             free(r.self);
+            cJSON_Delete(r.warnings);
             return SB_EXIT_USAGE;
         }
         archs = build_arch_join(&list, ",");
