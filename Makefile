@@ -2,7 +2,8 @@
 #   make                 bin/sagebuild (installs missing Debian -dev packages when run as root)
 #   make test            unit tests (plain and ASan/UBSan), fuzz-corpus replay, integration tests,
 #                        kernel CPU-reference tests and kernel compilation for sm_90 and sm_120a,
-#                        Python tests of the drop-in package (make python-test)
+#                        Python tests of the drop-in package (make python-test); one line per
+#                        suite, each suite's whole output in build/test-logs/
 #   make install PREFIX=/usr/local [DESTDIR=]
 #   make fuzz            libFuzzer runs (clang), FUZZ_SECONDS each
 #   make format          clang-format every C/CUDA source in place
@@ -116,7 +117,14 @@ integration-test: bin/sagebuild build/sagebuild-san | build/.test-deps-ok
 python-test:
 	@python3 -m unittest discover -s tests/python -t tests/python
 
-test: unit-test unit-test-san fuzz-replay integration-test kernel-test python-test
+# One line per suite; each suite's whole output in build/test-logs/, the failures' printed.
+test:
+	@MAKE="$(MAKE)" sh tests/run-suite.sh "unit tests" unit-test
+	@MAKE="$(MAKE)" sh tests/run-suite.sh "unit tests (ASan/UBSan)" unit-test-san
+	@MAKE="$(MAKE)" sh tests/run-suite.sh "fuzz corpora (ASan/UBSan)" fuzz-replay
+	@MAKE="$(MAKE)" sh tests/run-suite.sh "integration tests" integration-test
+	@MAKE="$(MAKE)" sh tests/run-suite.sh "kernel tests" kernel-test
+	@MAKE="$(MAKE)" sh tests/run-suite.sh "python tests" python-test
 	@echo "make test: all suites passed"
 
 fuzz: build/libsagebuild-san.a

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs each test program or script given, reports pass/fail/skip, fails if any failed.
+# Runs each test program or script given, reports pass/fail/skip, fails if any failed; the whole
+# output of each failing test is printed and kept in build/test-logs/<suite>/ ($TEST_LOG_DIR).
 # Exit 77 from a test means "skipped" (automake's convention) and prints its reason.
 suite=$1
 shift
@@ -17,7 +18,11 @@ for t in "$@"; do
         skip=$((skip + 1)); echo "  SKIP  $name: $(tail -n 1 "${TMPDIR:-/tmp}/sb-test.$$.log")"
     else
         fail=$((fail + 1)); failed="$failed $name"
-        echo "  FAIL  $name (exit $rc)"; sed 's/^/        /' "${TMPDIR:-/tmp}/sb-test.$$.log" | tail -n 60
+        # the whole output of the failing test, shown here and kept for later
+        keep=${TEST_LOG_DIR:-build/test-logs}/$(printf '%s' "$suite" | tr -c 'A-Za-z0-9_.-' '_')
+        mkdir -p "$keep" && cp "${TMPDIR:-/tmp}/sb-test.$$.log" "$keep/$name.log"
+        echo "  FAIL  $name (exit $rc; log: $keep/$name.log)"
+        sed 's/^/        /' "${TMPDIR:-/tmp}/sb-test.$$.log"
     fi
 done
 rm -f "${TMPDIR:-/tmp}/sb-test.$$.log"
