@@ -21,7 +21,9 @@ if [ $rc = 0 ]; then
 fi
 printf '  FAIL  %-28s %4d s%s   (whole output: %s)\n' "$name" "$secs" "${counts:+  ($counts)}" "$log"
 if grep -q '^  FAIL  ' "$log"; then
-    sed -n '/^  FAIL  /,$p' "$log"
+    # each FAIL line with the whole output under it, then the suite's own summary
+    awk '/^  (PASS|SKIP)  / { show = 0 } /^  FAIL  / { show = 1 }
+         show || / [0-9]+ passed, [0-9]+ failed/ || /: failed:/' "$log"
 else
     tail -n 60 "$log"
 fi

@@ -8,6 +8,7 @@
 #include "build/plan.h"
 #include "build/products.h"
 #include "build/progress.h"
+#include "build/ptxas.h"
 #include "build/record.h"
 #include "build/run.h"
 #include "build/srcinfo.h"
@@ -488,6 +489,8 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
             w->jobs = prev.jobs;
             w->finished_at = prev.finished_at;
             w->nvcc_command = prev.nvcc_command;
+            w->have_ptxas = prev.have_ptxas;
+            w->ptxas = prev.ptxas;
             prev.finished_at = prev.nvcc_command = NULL;
             res->up_to_date = res->compiled_nothing = 1;
             sb_addf(&res->notes,
@@ -505,6 +508,11 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
             free(cc_path);
             if (!stream && rename(running_log, final_log) == 0)
                 res->log_path = xstrdup(final_log);
+            /* ptxas' register and spill reports: a summary in the record, the rest in the log */
+            size_t log_len = 0;
+            char *log_text = stream ? NULL : fs_read_file(final_log, 64u << 20, &log_len);
+            w->have_ptxas = log_text && ptxas_summarize(log_text, log_len, &w->ptxas);
+            free(log_text);
         }
         char *json = build_record_to_json(w);
         if (fs_write_file(record_path, json, strlen(json)) < 0)

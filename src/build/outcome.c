@@ -102,6 +102,15 @@ void build_outcome_print(const struct build_outcome *o, FILE *f, int color)
     fprintf(f, "  nvcc %s (%s), host compiler %s %s, %s, -j%d\n",
             r->nvcc_version ? r->nvcc_version : "?", r->nvcc_path, r->host_cxx_path,
             r->host_cxx_version ? r->host_cxx_version : "", r->generator, r->jobs);
+    if (r->have_ptxas) {
+        fprintf(f, "  ptxas: %d kernels, at most %d registers; ", r->ptxas.kernels,
+                r->ptxas.max_registers);
+        if (r->ptxas.functions_spilling)
+            fprintf(f, "%lld bytes spill stores, %lld loads (most: %s)\n", r->ptxas.spill_stores,
+                    r->ptxas.spill_loads, r->ptxas.worst);
+        else
+            fprintf(f, "no spills\n");
+    }
     fprintf(f, "  library %s/lib/libsageattn.so; next: sagebuild selftest --build %s\n", o->out_dir,
             o->out_dir);
 }

@@ -79,6 +79,20 @@ char *build_record_to_json(const struct build_record *r)
                             (double)(long long)(r->cpu_seconds * 100 + 0.5) / 100);
     cJSON_AddNumberToObject(t, "wall_seconds",
                             (double)(long long)(r->wall_seconds * 100 + 0.5) / 100);
+    if (r->have_ptxas) {
+        cJSON *p = cJSON_AddObjectToObject(root, "ptxas");
+        cJSON_AddNumberToObject(p, "kernels", r->ptxas.kernels);
+        cJSON_AddNumberToObject(p, "max_registers", r->ptxas.max_registers);
+        cJSON_AddNumberToObject(p, "functions_spilling", r->ptxas.functions_spilling);
+        cJSON_AddNumberToObject(p, "spill_stores_bytes", (double)r->ptxas.spill_stores);
+        cJSON_AddNumberToObject(p, "spill_loads_bytes", (double)r->ptxas.spill_loads);
+        if (r->ptxas.worst[0])
+            cJSON_AddStringToObject(p, "worst_spill", r->ptxas.worst);
+        else
+            cJSON_AddNullToObject(p, "worst_spill");
+    } else {
+        cJSON_AddNullToObject(root, "ptxas");
+    }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     char *out = xasprintf("%s\n", text);
@@ -119,6 +133,23 @@ int build_record_from_json(const char *text, struct build_record *r)
     cJSON *wall = cJSON_GetObjectItemCaseSensitive(t, "wall_seconds");
     r->cpu_seconds = cJSON_IsNumber(cpu) ? cpu->valuedouble : 0;
     r->wall_seconds = cJSON_IsNumber(wall) ? wall->valuedouble : 0;
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "ptxas");
+    if (cJSON_IsObject(p)) {
+        cJSON *v;
+        r->have_ptxas = 1;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "kernels")))
+            r->ptxas.kernels = v->valueint;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_registers")))
+            r->ptxas.max_registers = v->valueint;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "functions_spilling")))
+            r->ptxas.functions_spilling = v->valueint;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "spill_stores_bytes")))
+            r->ptxas.spill_stores = (long long)v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "spill_loads_bytes")))
+            r->ptxas.spill_loads = (long long)v->valuedouble;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(p, "worst_spill")))
+            snprintf(r->ptxas.worst, sizeof r->ptxas.worst, "%s", v->valuestring);
+    }
     cJSON_Delete(root);
     return 0;
 }

@@ -3,6 +3,8 @@
 #ifndef SB_BUILD_RECORD_H
 #define SB_BUILD_RECORD_H
 
+#include "build/ptxas.h"
+
 #define BUILD_RECORD_SCHEMA 1
 #define BUILD_RECORD_NAME "build-record.json"
 
@@ -28,6 +30,8 @@ struct build_record {
     double cpu_seconds; /* user + system of every child process of the build */
     double wall_seconds;
     char *finished_at; /* UTC, ISO 8601 */
+    int have_ptxas;    /* the log had ptxas -v reports */
+    struct ptxas_summary ptxas;
 };
 
 /* Pretty-printed JSON with "schema". Heap string. */

@@ -4,6 +4,7 @@
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
 #include "util/fs.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <stdlib.h>
@@ -118,8 +119,8 @@ void check_build_jobs(struct doctor_ctx *ctx, struct check_result *r)
         result_fix(r, "export MAX_JOBS=%d", jobs);
         return;
     }
-    result_set(r, CHECK_OK, "MAX_JOBS=%d fits %.1f GiB available on %d cores", jobs, gb,
-               res->cores);
+    result_set(r, CHECK_OK, "MAX_JOBS=%d fits %.1f GiB available on %d %s", jobs, gb, res->cores,
+               plural(res->cores, "core", "cores"));
 }
 
 /* The nearest existing folder at or above path (the cache may not exist yet). */

@@ -39,6 +39,10 @@ grep -q "${esc}\[K" "$tmp/o" || fail "the progress line does not update in place
 grep -q 'ptxas info' "$tmp/o" && fail "raw compiler output on the terminal: $(cat -v "$tmp/o")"
 [ "$(grep -c 'ptxas info' "$out/build.log")" = 6 ] || fail "build.log lacks the compiler output: $(cat "$out/build.log")"
 grep -q "built $out for sm_120a" "$tmp/o" || fail "build result: $(cat -v "$tmp/o")"
+# ptxas' reports: one line for a person, a summary in the record
+grep -q "ptxas: 3 kernels, at most 128 registers; no spills" "$tmp/o" || fail "ptxas line: $(cat -v "$tmp/o")"
+[ "$(json_get "$out/build-record.json" "d['ptxas']['kernels'], d['ptxas']['max_registers']")" = "3 128" ] ||
+    fail "ptxas in the record: $(cat "$out/build-record.json")"
 
 # 2. -v shows the output as it runs instead.
 on_tty "$SB build --arch sm_120a --cuda-home '$tmp/cuda' --out '$out' --force -v" > "$tmp/o" 2>&1 ||

@@ -36,6 +36,8 @@ for i in 1 75 150; do
     grep -q "detail line $i\$" out || fail "the failing test's output is not shown whole (line $i): $(cat out)"
 done
 grep -q 'cc -O2' out && fail "compiler commands shown for a test failure: $(head -n 5 out)"
+grep -q 'PASS' out && fail "passing tests listed under a failure: $(cat out)"
+grep -q '^demo: 1 passed, 1 failed, 0 skipped$' out || fail "the suite's summary: $(tail -n 3 out)"
 [ -f build/test-logs/demo/test_bad.sh.log ] || fail "the failing test's log is not kept"
 [ "$(wc -l < build/test-logs/demo/test_bad.sh.log)" = 150 ] || fail "kept log is not whole"
 
