@@ -58,6 +58,14 @@ def check(arch, path):
                 " ".join("%s:%d" % (o, n) for o, n in sorted(c.items()) if sass_loops.is_tensor(o))))
         if c.get(IMMA, 0) != k.d // 2:
             failures.append("%s: %d x %s for Q·Kᵀ, want %d" % (where, c.get(IMMA, 0), IMMA, k.d // 2))
+        if "f16acc" in sass_loops.KMODE.get(k.mode, "") and arch in BLOCK_SCALED_ARCHS:
+            # sm_100+: each tile's FP16 sums go into the fp32 O by one FHADD per value (2 rows
+            # x D/8 n-tiles x 4), not a widening HADD2.F32 plus an FADD.
+            fh = sum(n for o, n in c.items() if o.split(".")[0] == "FHADD")
+            widen = sum(n for o, n in c.items() if o.startswith("HADD2.F32"))
+            if fh != k.d or widen:
+                failures.append("%s: %d FHADD (want %d) and %d HADD2.F32 (want 0) in the loop" % (
+                    where, fh, k.d, widen))
         slow = {o: n for o, n in c.items() if sass_loops.half_rate_on_geforce(o)}
         if full_rate and slow:
             failures.append("%s: half-rate tensor instructions left in the loop: %s" % (

@@ -147,11 +147,8 @@ template <int MODE> struct sa_e4m3_tile_acc {
     __device__ __forceinline__ void add_to(float o[4]) const
     {
         if constexpr (F16) {
-            const float2 lo = sa_half2_to_float2(h[0]), hi = sa_half2_to_float2(h[1]);
-            o[0] += lo.x;
-            o[1] += lo.y;
-            o[2] += hi.x;
-            o[3] += hi.y;
+            sa_add_half2_to_f32(o[0], o[1], h[0]);
+            sa_add_half2_to_f32(o[2], o[3], h[1]);
         } else {
 #pragma unroll
             for (int e = 0; e < 4; ++e)
@@ -262,12 +259,8 @@ __device__ __forceinline__ void sa_pv_f16_f16acc(float o[SA_MT][D / 8][4],
         for (int mt = 0; mt < SA_MT; ++mt)
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-                const float2 lo = sa_half2_to_float2(acc[mt][i][0]);
-                const float2 hi = sa_half2_to_float2(acc[mt][i][1]);
-                o[mt][2 * np + i][0] += lo.x;
-                o[mt][2 * np + i][1] += lo.y;
-                o[mt][2 * np + i][2] += hi.x;
-                o[mt][2 * np + i][3] += hi.y;
+                sa_add_half2_to_f32(o[mt][2 * np + i][0], o[mt][2 * np + i][1], acc[mt][i][0]);
+                sa_add_half2_to_f32(o[mt][2 * np + i][2], o[mt][2 * np + i][3], acc[mt][i][1]);
             }
     }
 }

@@ -151,6 +151,26 @@ SA_DEVICE float2 sa_half2_to_float2(uint32_t h)
     return __half22float2(*reinterpret_cast<const __half2 *>(&h));
 }
 
+/* lo += low half of h, hi += high half, in fp32 (the f16 -> f32 widening is exact). sm_100 and
+ * newer add an f16 to an f32 in one instruction (PTX add.f32.f16, SASS FHADD with a half
+ * selector): half the instructions of widening first (HADD2.F32) and adding (FADD), with the
+ * same result bit for bit. */
+SA_DEVICE void sa_add_half2_to_f32(float &lo, float &hi, uint32_t h)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+    asm("{.reg .f16 l, u;\n"
+        " mov.b32 {l, u}, %2;\n"
+        " add.rn.f32.f16 %0, l, %0;\n"
+        " add.rn.f32.f16 %1, u, %1;}\n"
+        : "+f"(lo), "+f"(hi)
+        : "r"(h));
+#else
+    const float2 f = sa_half2_to_float2(h);
+    lo += f.x;
+    hi += f.y;
+#endif
+}
+
 /* Two floats -> two E4M3 bytes (lo in the low byte), round to nearest, saturating. */
 SA_DEVICE uint16_t sa_pack_e4m3x2(float lo, float hi)
 {
