@@ -3,7 +3,8 @@
 # machine it installs what is missing; otherwise it prints the exact command and fails.
 #   ensure-deps.sh          what `make` needs
 #   ensure-deps.sh --test   also what `make test` needs (cmocka, cmake, ninja, python3, pip, xz,
-#                           man and groff for the man page lint, script for the TTY tests)
+#                           man and groff for the man page lint, script for the TTY tests,
+#                           procps for the interruption tests)
 set -u
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
@@ -37,6 +38,8 @@ if [ $want_test = 1 ]; then
     command -v groff >/dev/null 2>&1 || need groff-base
     # TTY behaviour (live progress lines) is tested under script(1).
     command -v script >/dev/null 2>&1 || need bsdutils
+    # The interruption tests look for processes left behind with ps and pgrep.
+    command -v pgrep >/dev/null 2>&1 || need procps
 fi
 
 [ -z "$missing" ] && exit 0
