@@ -3,8 +3,8 @@
 # of their own, out of reach of the terminal's Ctrl-C and of `timeout`), sagebuild returns only
 # after they are gone, and the output folder keeps the last build's files, record and log.
 # With a stand-in cmake whose "compiler" never stops; with the real cmake and ninja when they
-# are installed (ninja puts each compile in a process group of its own); through `all`; and
-# for the self-test.
+# are installed (ninja puts each compile in a process group of its own); through `all`; for
+# the self-test; and for the doctor's probes.
 set -u
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sb-intr.XXXXXX")
 cleanup() {
@@ -159,4 +159,16 @@ rc=$?
 [ $rc = 143 ] || fail "selftest, SIGTERM: exit $rc"
 ps -eo pgid=,stat=,args= | awk -v g="$pg" '$1 == g && $2 !~ /Z/ { found = 1 } END { exit !found }' &&
     fail "selftest: its process group outlived sagebuild: $(ps -eo pid,pgid,args | awk -v g="$pg" '$2 == g')"
+
+# 6. The doctor's probes: a python that hangs while torch is looked at goes too.
+printf '#!/bin/sh\necho $$ >> "%s"\nexec sleep 300\n' "$tmp/pids6" > "$tmp/hang-python"
+chmod +x "$tmp/hang-python"
+(SAGEBUILD_FAKE_GPUS=none exec $SB doctor --python "$tmp/hang-python") > "$tmp/o" 2>&1 &
+sb=$!
+wait_lines "$tmp/pids6" 1
+kill -TERM $sb
+wait $sb
+rc=$?
+[ $rc = 143 ] || fail "doctor, SIGTERM: exit $rc: $(cat "$tmp/o")"
+none_alive "$tmp/pids6" "the doctor's python probe"
 echo ok
