@@ -15,6 +15,9 @@ rc=$?
 secs=$(($(date +%s) - start))
 # run-each.sh ends with "SUITE: N passed, M failed, K skipped"
 counts=$(grep -E ': [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1 | sed 's/^[^:]*: //')
+# python's unittest ends with "Ran N tests in S" and "OK (skipped=K)"
+[ -n "$counts" ] && [ -z "${counts##*passed*}" ] ||
+    counts=$(grep -E '^Ran [0-9]+ tests? in ' "$log" | tail -n 1 | sed 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1 run/')
 if [ $rc = 0 ]; then
     printf '  ok    %-28s %4d s%s\n' "$name" "$secs" "${counts:+  ($counts)}"
     exit 0
