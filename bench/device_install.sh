@@ -29,6 +29,15 @@ nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$OUT/gpu.txt"
 python3 -m venv --system-site-packages /tmp/sbi-venv 2>"$OUT/venv.txt" ||
     python3 -m venv --without-pip --system-site-packages /tmp/sbi-venv
 py=/tmp/sbi-venv/bin/python
+# The image's torch may live outside the system site (a user site or a PYTHONPATH folder), which
+# --system-site-packages does not carry: point the venv at the folder torch imports from.
+if ! "$py" -c 'import torch' 2>/dev/null; then
+    torch_site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+    if [ -n "$torch_site" ]; then
+        echo "$torch_site" >"$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/image-torch.pth"
+        note "venv: torch from $torch_site (a .pth file: the image's torch is outside the system site)"
+    fi
+fi
 note "venv: $($py -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)' 2>&1)"
 
 start=$(date +%s)

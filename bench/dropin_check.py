@@ -173,7 +173,9 @@ def comfy_mask_rank4(shape):
 def bar_for(path, dtype):
     """The bar (dict) for a computation path ('int8-fp16', 'int8-fp8', 'fp16', 'sdpa') and an
     input dtype name ('float16', 'bfloat16', 'float32')."""
-    return BARS[path][dtype]
+    # Variants of a mode (int8-fp8-bs, int8-fp16-f16acc, ...) answer to their family's bar.
+    family = path if path in BARS else next((f for f in BARS if path.startswith(f + "-")), path)
+    return BARS[family][dtype]
 
 
 def judge(row):
