@@ -52,9 +52,12 @@ void check_toolkit_cuda_home(struct doctor_ctx *ctx, struct check_result *r)
         free(fetch);
         return;
     }
-    if (!fs_is_dir(h->path)) {
-        result_set(r, CHECK_ERROR, "CUDA_HOME=%s (%s) does not exist", h->path,
-                   cuda_home_rule_name(h->rule));
+    char *not_dir = fs_why_not_dir(h->path);
+    if (not_dir) {
+        /* /dev/zero or a FIFO is there, not missing: say what it is. */
+        result_set(r, CHECK_ERROR, "CUDA_HOME=%s (%s) %s", h->path, cuda_home_rule_name(h->rule),
+                   not_dir);
+        free(not_dir);
         char *fetch = fix_fetch_cuda(want.nparts ? &want : NULL);
         if (h->rule == CUDA_HOME_FROM_CUDA_HOME || h->rule == CUDA_HOME_FROM_CUDA_PATH)
             result_fix(r, "unset CUDA_HOME CUDA_PATH && %s", fetch);

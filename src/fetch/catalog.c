@@ -29,6 +29,7 @@ char *catalog_cache_dir(void)
 char **catalog_dir_labels(const char *dir, int *n)
 {
     *n = 0;
+    int cap = 1;
     char **out = xcalloc(1, sizeof *out);
     DIR *d = dir ? opendir(dir) : NULL;
     if (!d)
@@ -38,7 +39,7 @@ char **catalog_dir_labels(const char *dir, int *n)
         char *label = manifest_label_from_name(de->d_name);
         if (!label)
             continue;
-        out = xrealloc(out, (size_t)(*n + 2) * sizeof *out);
+        out = xgrow(out, &cap, *n + 2, sizeof *out);
         out[(*n)++] = label;
         out[*n] = NULL;
     }
@@ -152,6 +153,11 @@ static void cache_manifest(const struct catalog *c, const char *label,
 int catalog_load(const struct catalog *c, const char *label, struct manifest_text *out, char **err)
 {
     memset(out, 0, sizeof *out);
+    const char *why = resolve_label_check(label);
+    if (why) {
+        *err = xasprintf("the release '%.64s' %s", label, why);
+        return -1;
+    }
     char *file = xasprintf("redistrib_%s.json", label);
     const char *dirs[2] = {c->bundled_dir, c->cache_dir};
     const char *kinds[2] = {"bundled", "cache"};
@@ -221,6 +227,14 @@ int catalog_load_named(const struct catalog *c, const char *file_or_url, const c
     if (!out->label) {
         *err = xasprintf("%s has no release_label and its name says none; add --cuda X.Y.Z",
                          file_or_url);
+        manifest_text_free(out);
+        return -1;
+    }
+    /* The label names the cached copy and the default prefix: "9.9.9/../../.." must not. */
+    const char *why = resolve_label_check(out->label);
+    if (why) {
+        *err = xasprintf("%s: its release_label '%.64s' %s; refusing it", file_or_url, out->label,
+                         why);
         manifest_text_free(out);
         return -1;
     }

@@ -47,7 +47,11 @@ struct fetch_args {
     const char *source; /* "redist", "pypi", "auto" */
     char **indexes;
     int nindexes;
+    long min_rate; /* 0: the default (or SAGEBUILD_MIN_RATE) */
+    long deadline; /* -1: the default (or SAGEBUILD_DEADLINE) */
 };
+
+#define INTERRUPTED "interrupted; nothing was changed (the prefix is as it was)"
 
 /* How one attempt ends when `auto` may still try PyPI: its error is kept, not printed. */
 struct attempt {
@@ -63,7 +67,8 @@ static void usage(FILE *f)
           "                            [--offline] [--platform linux-x86_64|linux-sbsa]\n"
           "                            [--with COMPONENT,...] [--jobs N] [--dry-run] [--json]\n"
           "                            [--force] [--no-check] [--no-default-mirror]\n"
-          "                            [--source redist|pypi|auto] [--index-url URL]...\n\n"
+          "                            [--source redist|pypi|auto] [--index-url URL]...\n"
+          "                            [--min-rate BYTES] [--deadline SECONDS]\n\n"
           "Downloads the CUDA compiler components (cuda_nvcc, cuda_cudart, cuda_cccl, and\n"
           "cuda_crt and libnvvm where the release has them) from NVIDIA's redist tree or a\n"
           "mirror, checks size and sha256, unpacks them and installs them atomically as one\n"
@@ -91,7 +96,11 @@ static void usage(FILE *f)
           "                       (redist, then PyPI when that fails)\n"
           "  --index-url URL      PyPI simple index; repeatable, tried in order, then\n"
           "                       $SAGEBUILD_INDEX_URLS, then $PIP_INDEX_URL (default\n"
-          "                       " PYPI_DEFAULT_INDEX ")\n",
+          "                       " PYPI_DEFAULT_INDEX ")\n"
+          "  --min-rate BYTES     abandon a transfer slower than this per second over\n"
+          "                       $SAGEBUILD_TIMEOUT seconds (default 1k; k and M suffixes)\n"
+          "  --deadline SECONDS   the most one request may take (default 3600, 0: none); a\n"
+          "                       retry resumes where it stopped\n",
           f);
 }
 
@@ -128,7 +137,9 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
         O_NOCHECK,
         O_NODEF,
         O_SOURCE,
-        O_INDEX
+        O_INDEX,
+        O_MIN_RATE,
+        O_DEADLINE
     };
     static const struct option opts[] = {
         {"cuda", required_argument, NULL, O_CUDA},
@@ -148,6 +159,8 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
         {"no-default-mirror", no_argument, NULL, O_NODEF},
         {"source", required_argument, NULL, O_SOURCE},
         {"index-url", required_argument, NULL, O_INDEX},
+        {"min-rate", required_argument, NULL, O_MIN_RATE},
+        {"deadline", required_argument, NULL, O_DEADLINE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -211,6 +224,24 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
             a->indexes = xrealloc(a->indexes, (size_t)(a->nindexes + 2) * sizeof *a->indexes);
             a->indexes[a->nindexes++] = xstrdup(optarg);
             a->indexes[a->nindexes] = NULL;
+            break;
+        case O_MIN_RATE:
+            if (fetch_parse_rate(optarg, &a->min_rate) < 0) {
+                fprintf(stderr,
+                        "sagebuild fetch-cuda: --min-rate wants bytes per second (e.g. "
+                        "1024, 64k, 2M), not '%s'\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case O_DEADLINE:
+            if (fetch_parse_seconds(optarg, &a->deadline) < 0) {
+                fprintf(stderr,
+                        "sagebuild fetch-cuda: --deadline wants whole seconds from 0 (none) "
+                        "to 604800, not '%s'\n",
+                        optarg);
+                return -1;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -517,6 +548,8 @@ static int plan_wheels(const struct fetch_args *a, struct fetch_plan *plan, cons
     const char *local[] = {a->from ? a->from : cached, cached, NULL};
     struct pypi_request prq = {indexes, nindexes, arch, gmaj, gmin, dl, local};
     int rc = pypi_resolve_plan(plan, &prq, pp, err);
+    if (rc == 0)
+        rc = resolve_plan_check(plan, err); /* the wheels' file names come from the index */
     for (int i = 0; rc == 0 && i < pp->n; i++)
         if (pp->notes[i])
             fprintf(stderr, "sagebuild fetch-cuda: warning: %s\n", pp->notes[i]);
@@ -538,6 +571,10 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
     struct fetch_plan plan = {0};
     struct dl_opts dl;
     fetch_dl_opts(&dl, a.offline, !a.json && isatty(2));
+    if (a.min_rate > 0)
+        dl.min_rate = a.min_rate;
+    if (a.deadline >= 0)
+        dl.deadline = a.deadline;
     volatile sig_atomic_t cancel = 0;
     dl.cancel = &cancel;
     pipeline_install_signals(&cancel);
@@ -644,7 +681,13 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
                 plural(plan.nitems, "component", "components"), pypi ? " as PyPI wheels" : "",
                 prefix);
     struct pipeline_result res;
-    int r = pipeline_run(&rq, &res);
+    memset(&res, 0, sizeof res);
+    int r = cancel ? -1 : pipeline_run(&rq, &res);
+    if (cancel) {
+        free(res.error);
+        res.error = xstrdup(INTERRUPTED);
+        r = -1;
+    }
     if (r < 0 && defer_error(at, plan.release, res.error, &cancel)) {
         /* kept for the caller, which tries PyPI next */
     } else if (a.json) {
@@ -687,6 +730,12 @@ static int fetch_once(const struct fetch_args *args, struct attempt *at)
     err = NULL;
     if (0) {
     out:
+        if (cancel) {
+            /* Whatever the step was doing when the signal came, this is what happened. */
+            free(err);
+            err = xstrdup(INTERRUPTED);
+            rc = SB_EXIT_ERROR;
+        }
         if (err && defer_error(at,
                                plan.release ? plan.release
                                : label      ? label
@@ -726,6 +775,7 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
 {
     (void)g;
     struct fetch_args a = {0};
+    a.deadline = -1;
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) {
         rc = rc > 0 ? SB_EXIT_OK : SB_EXIT_USAGE;

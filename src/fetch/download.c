@@ -25,6 +25,10 @@ struct transfer {
     long long written;     /* bytes of the current generation in the file */
     long long resume_from; /* offset asked for with Range on the running request */
     int checked_response;  /* the first body bytes of this request were seen */
+    /* Bytes of this generation came from before the running request (a .part left in the cache,
+     * or a resume after a drop): a wrong hash may be the old bytes' fault, not the mirror's. */
+    int resumed;
+    int fresh_retry_done; /* this URL already had its one retry from byte 0 */
     int too_big;
     int io_errno;
     double retry_at; /* monotonic seconds; 0 = start now */
@@ -48,6 +52,8 @@ void dl_opts_defaults(struct dl_opts *o)
     o->retries = 3;
     o->connect_timeout = 15;
     o->stall_timeout = 30;
+    o->min_rate = DL_DEFAULT_MIN_RATE;
+    o->deadline = DL_DEFAULT_DEADLINE;
 }
 
 void dl_job_init(struct dl_job *j)
@@ -144,6 +150,7 @@ static void succeed_job(struct transfer *t, const char *url)
 static int restart_file(struct transfer *t)
 {
     t->written = 0;
+    t->resumed = 0;
     sha256_init(&t->sha);
     int rc = ftruncate(t->fd, 0);
     stream_publish(&t->job->stream, -1, 0, 1, DL_RUNNING);
@@ -258,6 +265,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
             t->io_errno = errno;
             return 0;
         }
+        if (t->resume_from > 0 && code == 206)
+            t->resumed = 1;
     }
     if (t->job->size >= 0 && t->written + (long long)n > t->job->size) {
         t->too_big = 1;
@@ -285,6 +294,16 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* libcurl calls this at least once a second, also while no byte arrives: a non-zero return
+ * ends the transfer (CURLE_ABORTED_BY_CALLBACK), so SIGINT/SIGTERM end any wait in time. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const volatile sig_atomic_t *cancel = ud;
+    return cancel && *cancel;
+}
+
 void dl_setup_easy(void *curl, const struct dl_opts *o)
 {
     CURL *e = curl;
@@ -293,8 +312,14 @@ void dl_setup_easy(void *curl, const struct dl_opts *o)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    /* A server that drips bytes keeps a 1 byte/s rule happy for ever: the rate must be real,
+     * and the whole request has a deadline. */
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->min_rate > 0 ? o->min_rate : 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_timeout);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT, o->deadline > 0 ? o->deadline : 0L);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)o->cancel);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "sagebuild/" SAGEBUILD_VERSION);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -351,22 +376,44 @@ static int transient(CURLcode rc, long http)
     }
 }
 
+void dl_describe_failure(void *curl, int code, const struct dl_opts *o, const char *errbuf,
+                         char *out, size_t n)
+{
+    CURLcode rc = (CURLcode)code;
+    const char *lib = errbuf && errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    long http = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http);
+    curl_off_t total = 0, connected = 0;
+    curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME_T, &total);
+    curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connected);
+    if (rc == CURLE_HTTP_RETURNED_ERROR)
+        snprintf(out, n, "HTTP %ld", http);
+    else if (rc == CURLE_ABORTED_BY_CALLBACK)
+        snprintf(out, n, "interrupted");
+    else if (rc == CURLE_OPERATION_TIMEDOUT && connected == 0)
+        snprintf(out, n, "could not connect within %ld s (%s)", o->connect_timeout, lib);
+    else if (rc == CURLE_OPERATION_TIMEDOUT && o->deadline > 0 &&
+             total >= (curl_off_t)o->deadline * 1000000 - 500000)
+        snprintf(out, n, "took longer than the %ld s deadline per transfer (--deadline) (%s)",
+                 o->deadline, lib);
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+        snprintf(out, n, "stalled: less than %ld bytes/s for %ld s (--min-rate) (%s)",
+                 o->min_rate > 0 ? o->min_rate : 1L, o->stall_timeout, lib);
+    else
+        snprintf(out, n, "%s", lib);
+}
+
 /* Describes a failed attempt, naming the redirect target when the failure happened there. */
 static void note_failure(struct transfer *t, CURLcode rc, long http, const struct dl_opts *o)
 {
+    (void)http;
     const char *url = t->job->urls[t->url_index];
     char *eff = NULL;
     long redirects = 0;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &eff);
     curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_COUNT, &redirects);
-    char what[CURL_ERROR_SIZE + 64];
-    if (rc == CURLE_HTTP_RETURNED_ERROR)
-        snprintf(what, sizeof what, "HTTP %ld", http);
-    else if (rc == CURLE_OPERATION_TIMEDOUT)
-        snprintf(what, sizeof what, "stalled: no data for %ld s (%s)", o->stall_timeout,
-                 t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
-    else
-        snprintf(what, sizeof what, "%s", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
+    char what[CURL_ERROR_SIZE + 160];
+    dl_describe_failure(t->easy, rc, o, t->errbuf, what, sizeof what);
     if (redirects > 0 && eff && strcmp(eff, url))
         sb_addf(&t->tried, "  %s: redirected to %s, which failed: %s\n", url, eff, what);
     else
@@ -378,6 +425,7 @@ static void next_url(struct transfer *t)
     t->url_index++;
     t->attempt = 0;
     t->retry_at = 0;
+    t->fresh_retry_done = 0;
 }
 
 static void give_up(struct transfer *t)
@@ -407,7 +455,15 @@ static void on_done(struct transfer *t, CURLcode rc, const struct dl_opts *o)
         int m = t->too_big ? 0 : finish_if_matching(t, url, got);
         if (m != 0)
             return;
-        if (t->too_big)
+        /* Resumed bytes (a foreign or stale .part) can make a good mirror fail: once per URL,
+         * the whole file again from byte 0 before the mirror is blamed. */
+        int retry_fresh = t->resumed && !t->fresh_retry_done;
+        if (retry_fresh)
+            sb_addf(&t->tried,
+                    "  %s: %s after resuming a partial download; fetched again from "
+                    "byte 0\n",
+                    url, t->too_big ? "too many bytes" : "no match");
+        else if (t->too_big)
             sb_addf(&t->tried, "  %s: more than the %lld bytes the manifest gives\n", url, j->size);
         else if (j->size >= 0 && t->written != j->size)
             sb_addf(&t->tried, "  %s: %lld bytes, the manifest says %lld\n", url, t->written,
@@ -419,6 +475,10 @@ static void on_done(struct transfer *t, CURLcode rc, const struct dl_opts *o)
             t->io_errno = errno;
             fail_job(t,
                      xasprintf("%s: cannot truncate %s: %s", j->label, t->part, strerror(errno)));
+            return;
+        }
+        if (retry_fresh) {
+            t->fresh_retry_done = 1;
             return;
         }
         next_url(t);

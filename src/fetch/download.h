@@ -49,11 +49,20 @@ struct dl_job {
 struct dl_opts {
     int retries;          /* attempts per URL for transient failures (>= 1) */
     long connect_timeout; /* seconds */
-    long stall_timeout;   /* seconds without a byte before a transfer is abandoned */
+    long stall_timeout;   /* the window over which min_rate is judged, seconds */
+    long min_rate;        /* bytes/s: a transfer slower than this for stall_timeout is abandoned */
+    long deadline;        /* seconds one transfer (one request) may take in all; 0: none */
     int offline;          /* never touch the network: only verified files at `path` count */
     int progress;         /* draw a progress line on stderr */
     volatile sig_atomic_t *cancel; /* checked often; non-zero aborts every job */
 };
+
+/* A transfer slower than this over the stall window is abandoned (bytes/s): far below any real
+ * mirror, far above a server that drips bytes to hold the transfer open. */
+#define DL_DEFAULT_MIN_RATE 1024L
+/* One request may take this long in all (s); a retry resumes where it stopped, so a slow but
+ * honest mirror still finishes. */
+#define DL_DEFAULT_DEADLINE 3600L
 
 void dl_opts_defaults(struct dl_opts *o);
 void dl_job_init(struct dl_job *j);
@@ -75,7 +84,9 @@ enum dl_state dl_stream_verdict(struct dl_stream *s, int gen);
 void dl_global_init(void);
 
 /* The settings every transfer shares (libcurl easy handle given as void * so this header stays
- * free of curl.h): redirects, timeouts, protocols, user agent, and the CA bundle from
+ * free of curl.h): redirects, timeouts (connect, minimum rate, deadline), the cancel flag
+ * (checked at least once a second, also while nothing arrives), protocols, user agent, and the
+ * CA bundle from
  * CURL_CA_BUNDLE, else SSL_CERT_FILE, and a CA folder from SSL_CERT_DIR, as the curl tool reads
  * them (libcurl itself reads only the proxy variables). Verification always stays on. */
 void dl_setup_easy(void *curl, const struct dl_opts *o);
@@ -84,6 +95,12 @@ void dl_setup_easy(void *curl, const struct dl_opts *o);
  * 0 with *body (heap, NUL-terminated, at most max bytes) or -1 with *err. */
 int dl_get_text(const char *url, size_t max, const struct dl_opts *o, char **body, size_t *len,
                 char **err);
+
+/* What a failed transfer did, in words: "HTTP 404", "took longer than the 3600 s deadline",
+ * "too slow: under 1024 bytes/s for 30 s", "interrupted", or libcurl's own message. curl is the
+ * easy handle, rc its CURLcode. */
+void dl_describe_failure(void *curl, int rc, const struct dl_opts *o, const char *errbuf, char *out,
+                         size_t n);
 
 /* The same GET, with an optional Accept header (NULL: none), also telling the content type the
  * server sent and the URL it ended at after redirects (index pages resolve links against it).

@@ -32,6 +32,10 @@ int dl_get_page(const char *url, size_t max, const char *accept, const struct dl
 {
     dl_global_init();
     memset(page, 0, sizeof *page);
+    if (o->cancel && *o->cancel) {
+        *err = xstrdup("interrupted");
+        return -1;
+    }
     CURL *e = curl_easy_init();
     if (!e) {
         *err = xstrdup("libcurl could not start a transfer");
@@ -57,15 +61,11 @@ int dl_get_page(const char *url, size_t max, const char *accept, const struct dl
     curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &eff);
     int ret = 0;
     if (rc != CURLE_OK) {
-        long http = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
-        char what[CURL_ERROR_SIZE + 32];
-        if (rc == CURLE_HTTP_RETURNED_ERROR)
-            snprintf(what, sizeof what, "HTTP %ld", http);
-        else if (sink.too_big)
+        char what[CURL_ERROR_SIZE + 160];
+        if (sink.too_big)
             snprintf(what, sizeof what, "larger than %zu bytes", max);
         else
-            snprintf(what, sizeof what, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+            dl_describe_failure(e, rc, o, errbuf, what, sizeof what);
         /* Index and mirror URLs may carry credentials: never print them. */
         char *shown = url_redact(url), *shown_eff = eff ? url_redact(eff) : NULL;
         *err = eff && strcmp(eff, url)

@@ -5,6 +5,7 @@
 #include "util/strbuf.h"
 #include "util/xdg.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -22,10 +23,54 @@ void fetch_dl_opts_from(struct dl_opts *o, const char *timeout_env, const char *
         o->retries = (int)r;
 }
 
+int fetch_parse_rate(const char *s, long *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 1)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024, end++;
+    if (*end && strcmp(end, "/s") && strcmp(end, "B/s"))
+        return -1;
+    if (v > (1LL << 30))
+        return -1;
+    *out = (long)v;
+    return 0;
+}
+
+int fetch_parse_seconds(const char *s, long *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0 || v > 7LL * 24 * 3600 || (*end && strcmp(end, "s")))
+        return -1;
+    *out = (long)v;
+    return 0;
+}
+
+void fetch_dl_limits_from(struct dl_opts *o, const char *min_rate_env, const char *deadline_env)
+{
+    long v;
+    if (fetch_parse_rate(min_rate_env, &v) == 0)
+        o->min_rate = v;
+    if (fetch_parse_seconds(deadline_env, &v) == 0)
+        o->deadline = v;
+}
+
 void fetch_dl_opts(struct dl_opts *o, int offline, int progress)
 {
     dl_opts_defaults(o);
     fetch_dl_opts_from(o, getenv("SAGEBUILD_TIMEOUT"), getenv("SAGEBUILD_RETRIES"));
+    fetch_dl_limits_from(o, getenv("SAGEBUILD_MIN_RATE"), getenv("SAGEBUILD_DEADLINE"));
     o->offline = offline;
     o->progress = progress;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RENAME_EXCHANGE
@@ -41,20 +42,28 @@ static void sweep_debris(struct install_ctx *c)
     closedir(d);
 }
 
+/* Polls rather than blocking in flock: a signal that lands just before a blocking call would
+ * be missed, and the wait must end within a second of Ctrl-C or TERM. */
 static int lock_wait(int fd, const char *path, const char *what, volatile sig_atomic_t *cancel,
                      char **err)
 {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-        return 0;
-    fprintf(stderr, "sagebuild: waiting for another sagebuild using %s\n", what);
-    while (flock(fd, LOCK_EX) < 0) {
-        if (errno != EINTR || (cancel && *cancel)) {
-            *err = xasprintf("could not lock %s: %s", path,
-                             errno == EINTR ? "interrupted" : strerror(errno));
+    int said = 0;
+    for (;;) {
+        if (cancel && *cancel) {
+            *err = xasprintf("interrupted while waiting for the lock %s", path);
             return -1;
         }
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            *err = xasprintf("could not lock %s: %s", path, strerror(errno));
+            return -1;
+        }
+        if (!said++)
+            fprintf(stderr, "sagebuild: waiting for another sagebuild using %s\n", what);
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
-    return 0;
 }
 
 int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, char **err)

@@ -7,6 +7,8 @@ static const char *component_check(const char *s, size_t len)
 {
     if (len == 2 && s[0] == '.' && s[1] == '.')
         return "contains '..'";
+    if (len > 255)
+        return "has a component longer than 255 bytes";
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == 0x7f)
@@ -37,6 +39,30 @@ const char *path_rel_check(const char *rel)
     return NULL;
 }
 
+const char *path_cache_name_check(const char *rel)
+{
+    const char *why = path_rel_check(rel);
+    if (why)
+        return why;
+    size_t n = strlen(rel);
+    if (n > 1024)
+        return "is longer than 1024 bytes";
+    if (n >= 5 && !strcmp(rel + n - 5, ".part"))
+        return "ends in .part (the name of a download in progress)";
+    for (const char *p = rel; *p;) {
+        size_t len = strcspn(p, "/");
+        if (len == 0)
+            return "has an empty component";
+        if (p[0] == '.')
+            return "has a component starting with '.' (the cache's own files are hidden ones)";
+        if (len > 255)
+            return "has a component longer than 255 bytes";
+        p += len;
+        p += *p == '/';
+    }
+    return NULL;
+}
+
 char *path_strip(const char *name, int strip, const char **why)
 {
     *why = NULL;
@@ -46,6 +72,10 @@ char *path_strip(const char *name, int strip, const char **why)
     }
     if (name[0] == '/') {
         *why = "is an absolute path";
+        return NULL;
+    }
+    if (strlen(name) > 4095) {
+        *why = "is longer than 4095 bytes";
         return NULL;
     }
     struct strbuf out = STRBUF_INIT;

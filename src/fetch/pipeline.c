@@ -300,9 +300,15 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
         return 0;
     }
     if (!rq->force && foreign_prefix(ic.prefix)) {
-        res->error = xasprintf("%s exists and was not made by sagebuild (no %s); refusing to "
-                               "replace it: choose another --prefix, or add --force",
-                               ic.prefix, LOCKFILE_NAME);
+        /* Say what is there: a dangling symlink or a device is no one's old toolkit. */
+        char *what = fs_why_not_dir(ic.prefix);
+        res->error = what ? xasprintf("--prefix %s %s; refusing to replace it: choose another "
+                                      "--prefix, or add --force",
+                                      ic.prefix, what)
+                          : xasprintf("%s exists and was not made by sagebuild (no %s); refusing "
+                                      "to replace it: choose another --prefix, or add --force",
+                                      ic.prefix, LOCKFILE_NAME);
+        free(what);
         install_release(&ic);
         return -1;
     }

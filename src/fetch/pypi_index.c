@@ -15,12 +15,12 @@ void pypi_listing_free(struct pypi_listing *l)
     }
     free(l->files);
     l->files = NULL;
-    l->nfiles = 0;
+    l->nfiles = l->cap = 0;
 }
 
 static struct pypi_file *listing_add(struct pypi_listing *l)
 {
-    l->files = xrealloc(l->files, (size_t)(l->nfiles + 1) * sizeof *l->files);
+    l->files = xgrow(l->files, &l->cap, l->nfiles + 1, sizeof *l->files);
     struct pypi_file *f = &l->files[l->nfiles++];
     memset(f, 0, sizeof *f);
     f->size = -1;

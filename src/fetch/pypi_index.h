@@ -28,6 +28,7 @@ struct pypi_file {
 struct pypi_listing {
     struct pypi_file *files;
     int nfiles;
+    int cap; /* grows geometrically: a page may list 100 000 links */
 };
 
 void pypi_listing_free(struct pypi_listing *l);

@@ -128,14 +128,14 @@ static int add_dev_links(const char *root, struct strbuf *log, char **err)
     char *lib = fs_join(root, "lib");
     DIR *d = opendir(lib);
     char **names = NULL;
-    int n = 0;
+    int n = 0, cap = 0;
     struct dirent *de;
     while (d && (de = readdir(d))) {
         char *dev = pypi_dev_link_name(de->d_name);
         if (!dev)
             continue;
         free(dev);
-        names = xrealloc(names, (size_t)(n + 1) * sizeof *names);
+        names = xgrow(names, &cap, n + 1, sizeof *names);
         names[n++] = xstrdup(de->d_name);
     }
     if (d)
@@ -296,7 +296,7 @@ static void local_listing(const char *const *dirs, struct pypi_listing *l)
             char hex[65];
             long long size = -1;
             if (sha256_file(path, hex, &size) == 0) {
-                l->files = xrealloc(l->files, (size_t)(l->nfiles + 1) * sizeof *l->files);
+                l->files = xgrow(l->files, &l->cap, l->nfiles + 1, sizeof *l->files);
                 struct pypi_file *f = &l->files[l->nfiles++];
                 f->filename = xstrdup(de->d_name);
                 f->url = xasprintf("file://%s", path);

@@ -21,6 +21,7 @@ static int ident_char(char c)
 char **stub_symbols(const char *text, int *n)
 {
     char **out = xcalloc(1, sizeof *out);
+    int cap = 1;
     *n = 0;
     const char *kw = "CUresult";
     size_t kl = strlen(kw);
@@ -42,7 +43,7 @@ char **stub_symbols(const char *text, int *n)
             q++;
         if (*q != '(' || len > 128)
             continue;
-        out = xrealloc(out, (size_t)(*n + 2) * sizeof *out);
+        out = xgrow(out, &cap, *n + 2, sizeof *out);
         out[(*n)++] = xstrndup(name, len);
         out[*n] = NULL;
     }

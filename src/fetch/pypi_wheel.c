@@ -230,9 +230,11 @@ static int cand_better(const struct candidate *a, const struct candidate *b)
     return strcmp(a->filename, b->filename) < 0;
 }
 
+#define VERSIONS_SHOWN 24 /* an index may list 100 000: the message names the first few */
+
 static void add_version_seen(struct strbuf *seen, int *nseen, const char *v)
 {
-    /* Space-separated, no duplicates; at most a few dozen, so a linear scan is enough. */
+    /* Space-separated, no duplicates; at most VERSIONS_SHOWN, so a linear scan is enough. */
     const char *s = sb_str(seen);
     size_t vl = strlen(v);
     while (*s) {
@@ -242,7 +244,10 @@ static void add_version_seen(struct strbuf *seen, int *nseen, const char *v)
         s += l;
         s += *s == ' ';
     }
-    sb_addf(seen, "%s%s", *nseen ? " " : "", v);
+    if (*nseen == VERSIONS_SHOWN)
+        sb_adds(seen, " ...");
+    if (*nseen < VERSIONS_SHOWN)
+        sb_addf(seen, "%s%s", *nseen ? " " : "", v);
     (*nseen)++;
 }
 

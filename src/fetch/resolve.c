@@ -77,6 +77,41 @@ static int list_has(char *const *list, int n, const char *s)
     return 0;
 }
 
+/* Orders positions of a list by their string, then by position: the first of equal strings
+ * comes first. */
+static int by_str_then_pos(const void *a, const void *b, void *list)
+{
+    char *const *l = list;
+    int x = *(const int *)a, y = *(const int *)b;
+    int c = strcmp(l[x], l[y]);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Drops repeated strings, keeping each first one in its place, in n log n: a listing from a
+ * mirror may repeat a name 100 000 times, and a search per name would be quadratic. */
+static int drop_repeats(char **list, int n)
+{
+    int *pos = xcalloc((size_t)n + 1, sizeof *pos);
+    for (int i = 0; i < n; i++)
+        pos[i] = i;
+    qsort_r(pos, (size_t)n, sizeof *pos, by_str_then_pos, list);
+    for (int i = 1, kept = pos[0]; i < n; i++) {
+        if (!strcmp(list[kept], list[pos[i]])) {
+            free(list[pos[i]]);
+            list[pos[i]] = NULL;
+        } else {
+            kept = pos[i];
+        }
+    }
+    free(pos);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (list[i])
+            list[k++] = list[i];
+    list[k] = NULL;
+    return k;
+}
+
 char **resolve_index_labels(const char *html, int *n)
 {
     *n = 0;
@@ -92,18 +127,72 @@ char **resolve_index_labels(const char *html, int *n)
         if (len < 2 || strncmp(s + len - 1, ".json", 5) || !isdigit((unsigned char)s[0]))
             continue;
         char *label = xstrndup(s, len - 1);
-        struct version v;
-        if (version_parse_strict(label, &v) < 0 || list_has(out, *n, label)) {
+        if (resolve_label_check(label)) {
             free(label);
             continue;
         }
-        if (*n + 1 >= cap) {
-            cap *= 2;
-            out = xrealloc(out, (size_t)cap * sizeof *out);
-        }
+        out = xgrow(out, &cap, *n + 2, sizeof *out);
         out[(*n)++] = label;
     }
+    *n = drop_repeats(out, *n);
     return out;
+}
+
+const char *resolve_label_check(const char *label)
+{
+    if (!label || !*label)
+        return "is empty";
+    if (strlen(label) > 32)
+        return "is longer than 32 bytes";
+    struct version v;
+    for (const char *p = label; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != '.')
+            return "is not a release number (X.Y.Z: digits and dots only)";
+    if (version_parse_strict(label, &v) < 0 || strstr(label, "..") ||
+        label[strlen(label) - 1] == '.')
+        return "is not a release number (X.Y.Z)";
+    return NULL;
+}
+
+static const char *key_check(const char *key)
+{
+    if (!key || !*key)
+        return "is empty";
+    for (const char *p = key; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+            return "has a character other than letters, digits, '_', '-' and '.'";
+    if (key[0] == '.' || strlen(key) > 128)
+        return "starts with '.' or is too long";
+    return NULL;
+}
+
+int resolve_plan_check(const struct fetch_plan *plan, char **err)
+{
+    const char *why = resolve_label_check(plan->release);
+    if (why) {
+        *err = xasprintf("the release label '%.64s' %s", plan->release ? plan->release : "", why);
+        return -1;
+    }
+    for (int i = 0; i < plan->nitems; i++) {
+        const struct fetch_item *it = &plan->items[i];
+        if ((why = key_check(it->component))) {
+            *err = xasprintf("the component name '%.64s' %s", it->component, why);
+            return -1;
+        }
+        if ((why = path_cache_name_check(it->relative_path))) {
+            *err = xasprintf("%s: its relative_path '%.200s' %s; refusing the manifest",
+                             it->component, it->relative_path, why);
+            return -1;
+        }
+        for (int k = 0; k < i; k++)
+            if (!strcmp(plan->items[k].relative_path, it->relative_path)) {
+                *err = xasprintf("%s and %s have the same relative_path '%.200s'; refusing the "
+                                 "manifest (each archive needs its own file)",
+                                 plan->items[k].component, it->component, it->relative_path);
+                return -1;
+            }
+    }
+    return 0;
 }
 
 void resolve_free_list(char **list, int n)
@@ -141,17 +230,19 @@ static int add_item(struct fetch_plan *plan, const struct redist_component *c, c
                  : xasprintf("%s is not published for %s in this manifest", c->key, platform);
         return -1;
     }
-    const char *why = NULL;
+    const char *why = NULL, *pwhy = NULL;
     if (!e->relative_path)
         why = "has no relative_path";
-    else if (path_rel_check(e->relative_path))
+    else if ((pwhy = path_cache_name_check(e->relative_path)))
         why = "has an unsafe relative_path";
     else if (!e->sha256[0])
         why = "has no valid sha256";
     else if (e->size < 0)
         why = "has no valid size";
     if (why) {
-        *err = xasprintf("manifest entry %s/%s %s", c->key, platform, why);
+        *err = pwhy ? xasprintf("manifest entry %s/%s %s '%.200s': it %s", c->key, platform, why,
+                                e->relative_path, pwhy)
+                    : xasprintf("manifest entry %s/%s %s", c->key, platform, why);
         return -1;
     }
     struct fetch_item *it;
@@ -200,6 +291,8 @@ int resolve_plan(const struct redist_manifest *m, const char *release, const cha
         if (add_item(plan, c, release, platform, err) < 0)
             goto fail;
     }
+    if (resolve_plan_check(plan, err) < 0)
+        goto fail;
     return 0;
 fail:
     fetch_plan_free(plan);

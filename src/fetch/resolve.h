@@ -41,6 +41,16 @@ char *resolve_newest(char *const *labels, int n);
 char **resolve_index_labels(const char *html, int *n);
 void resolve_free_list(char **list, int n);
 
+/* Whether a release label (from a manifest's release_label, a listing or a file name) may name
+ * files and the default prefix: a plain version X.Y[.Z[.W]] of digits, at most 32 bytes. NULL
+ * or a reason. */
+const char *resolve_label_check(const char *label);
+
+/* The names a plan takes from its manifest or index, checked before any becomes a path: each
+ * release label and component key, each relative_path (path_cache_name_check), and no two
+ * items sharing a relative_path. 0, or -1 with *err naming the item. */
+int resolve_plan_check(const struct fetch_plan *plan, char **err);
+
 /* The components to fetch: cuda_nvcc, cuda_cudart, cuda_cccl always, cuda_crt and libnvvm when
  * the manifest has them (CUDA 13 split them out of cuda_nvcc), then the extras ("nvdisasm" also
  * matches "cuda_nvdisasm", "nvvm" also "libnvvm"). Every entry must be complete and its path

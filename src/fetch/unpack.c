@@ -52,6 +52,14 @@ static char *shown(const char *name)
     return xasprintf("%.*s... (%zu bytes)", SHOWN_NAME_MAX, name, n);
 }
 
+static int fail_at(struct extract *x, const char *what, const char *rel, int err)
+{
+    char *n = shown(rel);
+    int rc = fail(x, xasprintf("%s %s: %s", what, n, strerror(err)));
+    free(n);
+    return rc;
+}
+
 static int over_budget(struct extract *x, int entries)
 {
     return fail(x, unpack_budget_refusal(&x->budget, x->o->archive_size,
@@ -69,13 +77,16 @@ static int parent_of(struct extract *x, const char *rel, const char *name, const
     size_t bad = 0;
     int fd = beneath_dir(&x->root, dir, 1, &bad);
     if (fd < 0) {
+        int e = errno;
         char *n = shown(name);
-        if (errno == ELOOP)
+        if (e == ELOOP)
             fail(x, xasprintf("refusing archive entry '%s': it lies beneath the symlink '%.*s' "
                               "from the same archive",
-                              n, (int)bad, dir));
+                              n, (int)(bad < SHOWN_NAME_MAX ? bad : SHOWN_NAME_MAX), dir));
         else
-            fail(x, xasprintf("creating %s: %.*s: %s", n, (int)bad, dir, strerror(errno)));
+            fail(x,
+                 xasprintf("creating %s: %.*s: %s", n,
+                           (int)(bad < SHOWN_NAME_MAX ? bad : SHOWN_NAME_MAX), dir, strerror(e)));
         free(n);
     }
     free(dir);
@@ -149,7 +160,7 @@ static int extract_file(struct extract *x, struct archive *a, struct archive_ent
     /* O_EXCL on a name just cleared: the file is always a new one, never something followed. */
     int fd = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return fail(x, xasprintf("creating %s: %s", rel, strerror(errno)));
+        return fail_at(x, "creating", rel, errno);
     long long size = 0;
     int rc = write_data(x, a, fd, rel, &size);
     x->unpacked += size;
@@ -161,13 +172,13 @@ static int extract_file(struct extract *x, struct archive *a, struct archive_ent
     if (x->w)
         return writer_close(x->w, fd, size, perm | 0600, mtime, has_mtime, rel) < 0 ? -1 : rc;
     if (rc == 0 && (ftruncate(fd, size) < 0 || fchmod(fd, perm | 0600) < 0))
-        rc = fail(x, xasprintf("writing %s: %s", rel, strerror(errno)));
+        rc = fail_at(x, "writing", rel, errno);
     if (rc == 0 && has_mtime) {
         struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
         futimens(fd, ts);
     }
     if (close(fd) < 0 && rc == 0)
-        rc = fail(x, xasprintf("writing %s: %s", rel, strerror(errno)));
+        rc = fail_at(x, "writing", rel, errno);
     return rc;
 }
 
@@ -179,10 +190,10 @@ static int extract_dir(struct extract *x, const char *rel, const char *name, mod
         return -1;
     clear_leaf(dirfd, leaf); /* a folder replaces a file or link of the same name */
     if (mkdirat(dirfd, leaf, 0755) < 0 && errno != EEXIST)
-        return fail(x, xasprintf("creating %s: %s", rel, strerror(errno)));
+        return fail_at(x, "creating", rel, errno);
     int fd = openat(dirfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return fail(x, xasprintf("creating %s: %s", rel, strerror(errno)));
+        return fail_at(x, "creating", rel, errno);
     fchmod(fd, perm | 0700); /* the owner can always look inside and clean up */
     close(fd);
     return 0;
@@ -206,7 +217,7 @@ static int extract_symlink(struct extract *x, struct archive_entry *e, const cha
         return -1;
     clear_leaf(dirfd, leaf);
     if (symlinkat(target, dirfd, leaf) < 0)
-        return fail(x, xasprintf("creating the symlink %s: %s", rel, strerror(errno)));
+        return fail_at(x, "creating the symlink", rel, errno);
     return 0;
 }
 
@@ -258,7 +269,7 @@ static int extract_hardlink(struct extract *x, const char *rel, const char *name
             clear_leaf(dirfd, leaf);
             /* No AT_SYMLINK_FOLLOW: the name itself is linked, never what it points at. */
             if (linkat(tfd, tleaf, dirfd, leaf, 0) < 0)
-                rc = fail(x, xasprintf("hard link %s -> %s: %s", rel, trel, strerror(errno)));
+                rc = fail(x, xasprintf("hard link %s -> %s: %s", n, h, strerror(errno)));
         }
     }
     if (tfd >= 0)

@@ -238,3 +238,40 @@ char *fs_realpath(const char *path)
         return NULL;
     return xstrdup(buf);
 }
+
+static const char *kind_of(mode_t m)
+{
+    if (S_ISREG(m))
+        return "a file";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISFIFO(m))
+        return "a FIFO (named pipe)";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a folder";
+}
+
+char *fs_why_not_dir(const char *path)
+{
+    struct stat ls, st;
+    if (lstat(path, &ls) < 0)
+        return errno == ENOENT || errno == ENOTDIR
+                   ? xstrdup("does not exist")
+                   : xasprintf("cannot be read: %s", strerror(errno));
+    if (S_ISDIR(ls.st_mode))
+        return NULL;
+    if (!S_ISLNK(ls.st_mode))
+        return xasprintf("is %s, not a folder", kind_of(ls.st_mode));
+    char target[4096];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    if (stat(path, &st) < 0)
+        return xasprintf("is a symlink to '%s', which does not exist", target);
+    if (S_ISDIR(st.st_mode))
+        return NULL;
+    return xasprintf("is a symlink to '%s', which is %s, not a folder", target,
+                     kind_of(st.st_mode));
+}

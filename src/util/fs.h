@@ -29,5 +29,9 @@ char *fs_which_in(const char *name, const char *path_env);
 char *fs_which(const char *name);
 /* realpath() into a heap string, or NULL. */
 char *fs_realpath(const char *path);
+/* Why path is not a folder one can use, in words ("does not exist", "is a character device,
+ * not a folder", "is a symlink to 'x', which does not exist", ...), or NULL when it is a folder
+ * (itself or through a symlink). Heap string. */
+char *fs_why_not_dir(const char *path);
 
 #endif

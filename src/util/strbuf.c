@@ -34,6 +34,17 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
+void *xgrow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    int c = *cap > 0 ? *cap : 8;
+    while (c < need)
+        c *= 2;
+    *cap = c;
+    return xrealloc(p, (size_t)c * elem);
+}
+
 char *xstrdup(const char *s)
 {
     return xstrndup(s, strlen(s));

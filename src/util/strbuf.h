@@ -32,6 +32,10 @@ void sb_free(struct strbuf *sb);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* p (an array of elem-sized elements with room for *cap) made to hold at least need elements,
+ * doubling: lists built from untrusted input (index pages, directory listings, archives) never
+ * cost quadratic time. */
+void *xgrow(void *p, int *cap, int need, size_t elem);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

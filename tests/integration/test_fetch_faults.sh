@@ -90,6 +90,6 @@ run stall --mirror "$M/stall/" --mirror "$M/ok/" || fail "stall then ok: $(cat "
 took=$(($(date +%s) - start))
 [ $took -lt 40 ] || fail "the stall took ${took}s to detect"
 run stall2 --mirror "$M/stall/" && fail "a stalled-only mirror must fail"
-grep -q "stalled: no data for 2 s" "$T/stall2.json" || fail "the stall is not reported: $(cat "$T/stall2.json")"
+grep -q "stalled: less than 1024 bytes/s for 2 s" "$T/stall2.json" || fail "the stall is not reported: $(cat "$T/stall2.json")"
 no_debris "$T/p"
 echo ok

@@ -11,6 +11,7 @@
 #include "fetch/download.h"
 #include "fetch/fetch_common.h"
 #include "fetch/manifest.h"
+#include "fetch/pathsafe.h"
 #include "fetch/resolve.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
@@ -159,6 +160,58 @@ static void index_listing(void **state)
     l = resolve_index_labels(NULL, &n);
     assert_int_equal(n, 0);
     resolve_free_list(l, n);
+    /* A listing that repeats names: each once, in the order first seen. */
+    struct strbuf many = STRBUF_INIT;
+    for (int i = 0; i < 30000; i++)
+        sb_addf(&many, "redistrib_1%d.0.%d.json ", i % 3, i % 2);
+    l = resolve_index_labels(sb_str(&many), &n);
+    assert_int_equal(n, 6);
+    assert_string_equal(l[0], "10.0.0");
+    assert_string_equal(l[1], "11.0.1");
+    assert_string_equal(l[5], "12.0.1");
+    resolve_free_list(l, n);
+    sb_free(&many);
+}
+
+static void names_from_the_manifest(void **state)
+{
+    (void)state;
+    assert_null(resolve_label_check("13.0.2"));
+    assert_null(resolve_label_check("12"));
+    assert_non_null(resolve_label_check("9.9.9/../../.."));
+    assert_non_null(resolve_label_check("../13.0"));
+    assert_non_null(resolve_label_check("13..0"));
+    assert_non_null(resolve_label_check("13.0."));
+    assert_non_null(resolve_label_check(""));
+    assert_non_null(resolve_label_check("1.2.3.4.5.6.7.8.9.10.11.12.13.14.15"));
+    assert_null(path_cache_name_check("cuda_nvcc/linux-x86_64/a-13.0.88-archive.tar.xz"));
+    assert_null(path_cache_name_check("pypi/nvidia_cuda_nvcc-13.0.88-py3-none-any.whl"));
+    assert_non_null(path_cache_name_check(".lock"));
+    assert_non_null(path_cache_name_check("a/.hidden/b"));
+    assert_non_null(path_cache_name_check("./a"));
+    assert_non_null(path_cache_name_check("a//b"));
+    assert_non_null(path_cache_name_check("a.tar.xz.part"));
+    assert_non_null(path_cache_name_check("/etc/passwd"));
+    assert_non_null(path_cache_name_check("a/../b"));
+    struct fetch_plan plan = {"13.0.2", "linux-x86_64", NULL, 0};
+    struct fetch_item items[2] = {{"cuda_nvcc", "1", "a/x.tar.xz", "", 1},
+                                  {"cuda_crt", "1", "a/x.tar.xz", "", 1}};
+    plan.items = items;
+    plan.nitems = 2;
+    char *err = NULL;
+    assert_int_equal(resolve_plan_check(&plan, &err), -1);
+    assert_non_null(strstr(err, "cuda_nvcc and cuda_crt have the same relative_path"));
+    free(err);
+    items[1].relative_path = ".lock";
+    assert_int_equal(resolve_plan_check(&plan, &err), -1);
+    assert_non_null(strstr(err, "cuda_crt: its relative_path '.lock'"));
+    free(err);
+    items[1].relative_path = "b/y.tar.xz";
+    assert_int_equal(resolve_plan_check(&plan, &err), 0);
+    plan.release = "9.9.9/../../..";
+    assert_int_equal(resolve_plan_check(&plan, &err), -1);
+    assert_non_null(strstr(err, "release label"));
+    free(err);
 }
 
 static void url_joining(void **state)
@@ -217,6 +270,29 @@ static void platforms_and_options(void **state)
     fetch_dl_opts_from(&o, "junk", "-1");
     assert_int_equal(o.stall_timeout, 30);
     assert_int_equal(o.retries, 3);
+    /* The minimum rate and the deadline (a dripping server must not hold a transfer). */
+    assert_int_equal(o.min_rate, DL_DEFAULT_MIN_RATE);
+    assert_int_equal(o.deadline, DL_DEFAULT_DEADLINE);
+    fetch_dl_limits_from(&o, "64k", "600");
+    assert_int_equal(o.min_rate, 65536);
+    assert_int_equal(o.deadline, 600);
+    fetch_dl_limits_from(&o, "fast", "-5");
+    assert_int_equal(o.min_rate, 65536);
+    assert_int_equal(o.deadline, 600);
+    long v = 0;
+    assert_int_equal(fetch_parse_rate("2M", &v), 0);
+    assert_int_equal(v, 2 << 20);
+    assert_int_equal(fetch_parse_rate("100B/s", &v), 0);
+    assert_int_equal(v, 100);
+    assert_int_equal(fetch_parse_rate("0", &v), -1);
+    assert_int_equal(fetch_parse_rate("5G", &v), -1);
+    assert_int_equal(fetch_parse_rate("99999999999999999999", &v), -1);
+    assert_int_equal(fetch_parse_seconds("0", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(fetch_parse_seconds("90s", &v), 0);
+    assert_int_equal(v, 90);
+    assert_int_equal(fetch_parse_seconds("1h", &v), -1);
+    assert_int_equal(fetch_parse_seconds("999999999", &v), -1);
 }
 
 int main(void)
@@ -228,6 +304,7 @@ int main(void)
         cmocka_unit_test(incomplete_entry_is_named),
         cmocka_unit_test(labels_resolve_to_the_newest),
         cmocka_unit_test(index_listing),
+        cmocka_unit_test(names_from_the_manifest),
         cmocka_unit_test(url_joining),
         cmocka_unit_test(mirror_order),
         cmocka_unit_test(platforms_and_options),

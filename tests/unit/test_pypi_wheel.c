@@ -106,7 +106,7 @@ static void arches(void **state)
 
 static struct pypi_listing listing(const char *const *names, const int *yanked, int n)
 {
-    struct pypi_listing l = {xcalloc((size_t)n, sizeof(struct pypi_file)), n};
+    struct pypi_listing l = {xcalloc((size_t)n, sizeof(struct pypi_file)), n, n};
     for (int i = 0; i < n; i++) {
         l.files[i].filename = xstrdup(names[i]);
         l.files[i].url = xasprintf("http://h/%s", names[i]);

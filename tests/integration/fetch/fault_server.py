@@ -2,7 +2,8 @@
 """A small HTTP server for fetch-cuda's integration tests: serves one folder under several URL
 prefixes, each behaving like a different kind of broken mirror.
 
-  /ok/...        the files, with Range support (206) and directory listings
+  /ok/...        the files, with Range support (206) and directory listings (a folder's
+                 index.html when it has one)
   /404/...       404 for everything
   /redirect/...  302 to the same path on a port where nothing listens (a dead mirror host)
   /corrupt/...   the right size, wrong bytes (one byte flipped every 4 KiB)
@@ -67,6 +68,8 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         path = os.path.join(self.server.root, rel)
+        if os.path.isdir(path) and os.path.isfile(os.path.join(path, "index.html")):
+            path = os.path.join(path, "index.html")  # as static servers do (a PyPI simple page)
         if os.path.isdir(path):
             return self.listing(path)
         if not os.path.isfile(path):

@@ -40,6 +40,8 @@ TRICKS = {
     "hardlink": [member(f"{TOP}/bin/passwd", kind=tarfile.LNKTYPE, link="/etc/passwd")],
     "hardlink-dotdot": [member(f"{TOP}/bin/h", kind=tarfile.LNKTYPE, link=f"{TOP}/../../outside")],
     "device": [member(f"{TOP}/bin/null", kind=tarfile.CHRTYPE)],
+    # A 6000-byte name: refused, and the message shows only the start of it.
+    "long-name": [member(f"{TOP}/bin/" + "n" * 6000)],
     # A symlink whose target stays inside the tree where it is, hard-linked to a shallower
     # folder: link() copies the symlink, whose "../../.." now climbs above the tree, and the
     # next entry is written through the copy.
