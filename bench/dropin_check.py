@@ -1027,7 +1027,8 @@ class Run:
         import ctypes
         torch = self.torch
         o = torch.empty_like(q)
-        p = self.raw.params(q, k, v, o, layout, False, mode)
+        p = self.raw.params(q, k, v, o, layout, False, "int8-fp16")
+        p.mode = self.raw_mode_values()[mode]  # any mode the library names (issue 9 variants)
         need = ctypes.c_size_t(0)
         st = self.raw.lib.sageattn_workspace_size(ctypes.byref(p), torch.cuda.current_device(),
                                                   ctypes.byref(need))
@@ -1045,6 +1046,17 @@ class Run:
             if st != 0:
                 raise RuntimeError("sageattn_run %d: %s" % (st, self.raw.error()))
         return fn, o
+
+    def raw_mode_values(self):
+        """{mode name: value} as the library names them (sageattn_mode_name(0..31))."""
+        if not hasattr(self, "_raw_modes"):
+            self._raw_modes = {}
+            for i in range(32):
+                name = self.raw.lib.sageattn_mode_name(i)
+                name = name.decode() if name else ""
+                if name and name != "unknown" and name not in self._raw_modes:
+                    self._raw_modes[name] = i
+        return self._raw_modes
 
     def speed_shapes(self):
         return [("B1 H24 L4096 D128", 1, 24, 4096, 128), ("B1 H32 L16384 D128", 1, 32, 16384,
@@ -1132,7 +1144,8 @@ class Run:
                 f = getattr(self.sa, fname)
                 impls.append(("%s (HND)" % label,
                               lambda f=f, kw=kw: f(q, k, v, tensor_layout="HND", **kw)))
-        for mode in ("int8-fp16", "int8-fp8", "fp16"):
+        used = [self.modes.get(x) for x in ("sageattn", "fp16_cuda:fp32", "fp8_cuda:fp32+fp32")]
+        for mode in dict.fromkeys(["int8-fp16", "int8-fp8", "fp16"] + [m for m in used if m]):
             try:
                 fn, _ = self.raw_call(q, k, v, "HND", mode)
                 impls.append(("raw ABI %s" % mode, fn))
