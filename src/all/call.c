@@ -21,7 +21,11 @@ const char all_call_script[] =
     "if not torch.cuda.is_available():\n"
     "    out({'skipped': 'torch %s sees no CUDA GPU' % torch.__version__})\n"
     "    sys.exit(0)\n"
-    "import sageattention\n"
+    "try:\n"
+    "    import sageattention\n"
+    "except Exception as e:\n"
+    "    out({'import_error': ('%s: %s' % (type(e).__name__, e)).replace('\\n', ' ')[:600]})\n"
+    "    sys.exit(0)\n"
     "out({'version': str(sageattention.__version__)})\n"
     "B, H, L, D = 1, 24, 4096, 128\n"
     "def median_ms(fn, reps=20):\n"
@@ -105,7 +109,11 @@ int all_parse_call(const char *text, struct call_report *out, char **error)
         cJSON *o = one[0] == '{' ? cJSON_Parse(one) : NULL;
         free(one);
         if (cJSON_IsObject(o)) {
-            if (cJSON_GetObjectItemCaseSensitive(o, "skipped")) {
+            if (cJSON_GetObjectItemCaseSensitive(o, "import_error")) {
+                free(out->import_error);
+                out->import_error = str_of(o, "import_error");
+                ours = 1;
+            } else if (cJSON_GetObjectItemCaseSensitive(o, "skipped")) {
                 free(out->skipped);
                 out->skipped = str_of(o, "skipped");
                 ours = 1;
@@ -133,6 +141,7 @@ int all_parse_call(const char *text, struct call_report *out, char **error)
 void all_call_report_free(struct call_report *r)
 {
     free(r->skipped);
+    free(r->import_error);
     free(r->version);
     for (int i = 0; i < r->ngpus; i++) {
         free(r->gpus[i].name);

@@ -5,7 +5,8 @@
 #define SB_ALL_CALL_H
 
 /* The script: prints one JSON object per line: {"skipped": why} when there is no torch or no
- * GPU for torch, else per GPU {"gpu","name","cc","shape":[B,H,L,D],"version","sage_ms",
+ * GPU for torch, {"import_error": why} when `import sageattention` raised, else per GPU
+ * {"gpu","name","cc","shape":[B,H,L,D],"version","sage_ms",
  * "sdpa_ms","sage_cos","sage_rel_l1","sdpa_cos","sdpa_rel_l1","finite"} or {"gpu","name",
  * "error"} when the call raised. */
 extern const char all_call_script[];
@@ -23,8 +24,9 @@ struct call_gpu {
 };
 
 struct call_report {
-    char *skipped; /* why nothing ran (no torch, no GPU for torch) */
-    char *version; /* sageattention.__version__ as imported */
+    char *skipped;      /* why nothing ran (no torch, no GPU for torch) */
+    char *import_error; /* `import sageattention` raised this */
+    char *version;      /* sageattention.__version__ as imported */
     struct call_gpu gpus[CALL_MAX_GPUS];
     int ngpus;
 };

@@ -653,6 +653,12 @@ static void stage_call(struct run *r, int ngpus)
                       proc_describe(&pr, desc, sizeof desc), err ? ": " : "", err ? err : ""),
             xasprintf("%s -c 'import sageattention'   (and see the output above)", r->o->python));
         stop(r, SB_EXIT_ERROR);
+    } else if (rep.import_error) {
+        set_stage(r, ST_CALL, "error",
+                  xasprintf("`import sageattention` with torch loaded fails in %s: %s",
+                            r->o->python, rep.import_error),
+                  xasprintf("sagebuild doctor --python %s sageattention", r->o->python));
+        stop(r, SB_EXIT_ERROR);
     } else if (rep.skipped) {
         set_stage(r, ST_CALL, "skipped", xasprintf("skipped: %s", rep.skipped),
                   xasprintf("install torch with CUDA into %s to compare with SDPA", r->o->python));

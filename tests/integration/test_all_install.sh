@@ -61,6 +61,55 @@ rc=$?
 [ $rc = 0 ] || fail "CPU torch: exit $rc: $(cat "$tmp/o")"
 grep -q 'call *skipped: torch 2.11.0+cpu sees no CUDA GPU' "$tmp/o" || fail "CPU torch call line: $(cat "$tmp/o")"
 
+# A torch that sees a GPU but is a stand-in, which the package cannot import with: the call
+# stage says that `import sageattention` fails in that python (exit 2), with the error.
+cat > "$site/torch/__init__.py" <<'EOF'
+__version__ = "2.11.0+fake"
+float16 = "float16"
+class _T:
+    def __init__(self, v=1.0): self.v = v
+    def float(self): return self
+    def double(self): return self
+    def flatten(self): return self
+    def abs(self): return self
+    def sum(self): return self
+    def all(self): return True
+    def __sub__(self, o): return _T(0.0)
+    def __truediv__(self, o): return 0.0
+    def __float__(self): return float(self.v)
+class device:
+    def __init__(self, kind, index=0): self.index = index
+class Generator:
+    def __init__(self, device=None): pass
+    def manual_seed(self, s): return self
+def randn(*shape, **kw): return _T()
+def isfinite(t): return _T()
+class cuda:
+    @staticmethod
+    def is_available(): return True
+    @staticmethod
+    def device_count(): return 1
+    @staticmethod
+    def get_device_name(i): return "Fake GPU"
+    @staticmethod
+    def get_device_capability(i): return (9, 0)
+    @staticmethod
+    def is_initialized(): return False
+    class device:
+        def __init__(self, d): pass
+        def __enter__(self): return self
+        def __exit__(self, *a): return False
+EOF
+printf 'def scaled_dot_product_attention(q, k, v, **kw):\n    return q\ndef cosine_similarity(a, b, dim=0):\n    return 1.0\n' > "$site/torch/nn/functional.py"
+SAGEBUILD_FAKE_GPUS="580.65.06;NVIDIA H200:9.0" FAKE_SELFTEST=pass $SB all --arch sm_90 --out "$out" --python "$py" --json > "$tmp/j" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "a call that raises: exit $rc: $(cat "$tmp/j")"
+[ "$(json_get "$tmp/j" "d['stopped_at'], d['stages'][6]['status'], list(d['stages'][6]['output'][0])")" = "call error ['import_error']" ] ||
+    fail "call error JSON: $(json_get "$tmp/j" "d['stages'][6]")"
+json_get "$tmp/j" "d['stages'][6]['summary']" | grep -q 'import sageattention` with torch loaded fails in .*Error' ||
+    fail "call error summary: $(json_get "$tmp/j" "d['stages'][6]['summary']")"
+rm -rf "${site:?}/torch"
+
 # A python that is not one: the install stage stops the run with its error.
 SAGEBUILD_FAKE_GPUS=none FAKE_SELFTEST=skip $SB all --arch sm_120a --out "$out" --python "$tmp/none" --json > "$tmp/j" 2>&1
 rc=$?

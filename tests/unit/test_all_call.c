@@ -81,6 +81,12 @@ static void failures_and_skips(void **state)
     free(line);
     all_call_report_free(&r);
 
+    assert_int_equal(
+        all_parse_call("{\"import_error\": \"ImportError: libsageattn.so\"}\n", &r, &err), 0);
+    assert_string_equal(r.import_error, "ImportError: libsageattn.so");
+    assert_int_equal(r.ngpus, 0);
+    all_call_report_free(&r);
+
     assert_int_equal(all_parse_call("Traceback (most recent call last):\n  ...\n", &r, &err), -1);
     assert_non_null(err);
     free(err);
