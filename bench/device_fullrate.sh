@@ -6,7 +6,8 @@
 #      by `cmake --install` of an sm_90 build);
 #   2. sageattn-refcheck: every mode's kernels against the C reference (kernels/ref), which
 #      emulates the FP16 in-tile accumulators: kernel and reference must agree to a third of
-#      the reference's own error;
+#      the reference's own error; again with the one-V-buffer kernels forced (the FP8 modes run
+#      those at D=128 on GeForce: two blocks per SM);
 #   3. the self-test's full matrix and adversarial cases over fp16, int8-fp16, int8-fp8 and the
 #      P·V variants int8-fp8-bs, int8-fp8-f16acc, int8-fp16-f16acc (JSON), and the quick matrix
 #      of the variants under compute-sanitizer memcheck;
@@ -57,6 +58,22 @@ if [ -n "$refcheck" ] && [ -x "$refcheck" ]; then
     timeout 300 "$refcheck" >"$OUT/raw/refcheck.txt" 2>&1
     note "refcheck (kernels vs the C reference, every mode) rc=$?: $(tail -n 1 "$OUT/raw/refcheck.txt")"
     grep -E "f16acc|fp8-bs|FAIL" "$OUT/raw/refcheck.txt" | head -30
+fi
+
+# The one-V-buffer kernels (what the FP8 modes run at D=128 on GeForce, two blocks per SM) only
+# run on the H200 when forced: a second build with SA_TEST_FORCE_V1, checked by refcheck.
+if [ -n "$refcheck" ]; then
+    start=$(date +%s)
+    if cmake -S kernels -B /tmp/sa-fullrate-v1 "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+        -DSAGEATTN_ARCHS=sm_90 -DSAGEATTN_REFCHECK=ON -DSAGEATTN_SELFTEST=OFF \
+        -DCMAKE_CUDA_FLAGS=-DSA_TEST_FORCE_V1=1 >"$OUT/raw/configure-v1.log" 2>&1 &&
+        cmake --build /tmp/sa-fullrate-v1 -j "$(nproc)" --target sageattn-refcheck \
+            >"$OUT/raw/build-v1.log" 2>&1; then
+        timeout 300 /tmp/sa-fullrate-v1/sageattn-refcheck >"$OUT/raw/refcheck-v1.txt" 2>&1
+        note "refcheck, one-V-buffer kernels forced (built in $(($(date +%s) - start)) s) rc=$?: $(tail -n 1 "$OUT/raw/refcheck-v1.txt")"
+    else
+        note "the forced one-V-buffer build FAILED (raw/build-v1.log)"
+    fi
 fi
 
 if [ -x "$selftest" ]; then

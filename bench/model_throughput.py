@@ -30,7 +30,8 @@ The model, per SM and per round in which each resident warp processes one 64-key
     validation. Caveat: on GeForce the D=128 kernels fit one block per SM (100 KB of shared
     memory), one warp per scheduler: GAMMA extrapolates from 2 -> 3 to 2 -> 1;
   * resident blocks per SM from registers (255 per thread at D=128) and shared memory (the
-    kernel's tile ring plus 1 KB reserved per block; GeForce SMs have 100 KB, GH100 228 KB);
+    kernel's tile ring plus 1 KB reserved per block; GeForce SMs have 100 KB, GH100 228 KB),
+    for the kernel the library launches there (one V buffer where that fits two blocks);
     waves = ceil(blocks / (SMs · blocks per SM)); kernel = waves · tiles · round;
   * plus the int8 pre-pass (≈ 540 MB moved at the key shape, 0.21 ms measured on the H200) at
     the card's DRAM bandwidth, as in the measured end-to-end figures.
@@ -191,19 +192,30 @@ def skip_region(k, region, i, target):
     return _count(region, "FMUL") >= 64 or _count(region, ("FSEL", "SEL")) >= 32
 
 
-def smem_bytes(mode, d):
-    """The kernel's dynamic shared memory (kernels/src/attn/sa_tile.cuh, two V buffers)."""
+def smem_bytes(mode, d, v1=False):
+    """The kernel's dynamic shared memory (kernels/src/attn/sa_tile.cuh): two V buffers, or one
+    with v1."""
     qk_int8 = mode != "fp16"
     pv_fp8 = mode.startswith("int8-fp8")
     qk_pitch = d * (1 if qk_int8 else 2) + 16
     v_rows, v_row = (d, CTA_K) if pv_fp8 else (CTA_K, d * 2)
     ks = CTA_K * 4 if qk_int8 else 0
-    stage = CTA_K * qk_pitch + v_rows * (v_row + 16) + ks
-    return CTA_Q * qk_pitch + 2 * stage
+    k_bytes, v_bytes = CTA_K * qk_pitch + ks, v_rows * (v_row + 16)
+    return CTA_Q * qk_pitch + 2 * k_bytes + (1 if v1 else 2) * v_bytes
 
 
-def blocks_per_sm(card, mode, d, regs):
-    smem = smem_bytes(mode, d)
+def uses_v1(card, mode, d):
+    """sa_attn_run's choice (sa_mainloop.cuh): the one-V-buffer kernel when two V buffers do not
+    fit a block, or, for the FP8 modes at D=128, when it lets two blocks share an SM."""
+    full, one = smem_bytes(mode, d), smem_bytes(mode, d, True)
+    optin = card["smem"] - 1024
+    two = mode.startswith("int8-fp8") and d == 128 and \
+        card["smem"] < 2 * (full + 1024) and card["smem"] >= 2 * (one + 1024)
+    return optin < full or two
+
+
+def blocks_per_sm(card, mode, d, regs, v1=False):
+    smem = smem_bytes(mode, d, v1)
     by_smem = card["smem"] // (smem + 1024)
     by_regs = 65536 // (max(regs, 1) * THREADS)
     return max(1, min(by_smem, by_regs, 32))
@@ -233,7 +245,7 @@ def predict(card, k, alpha, detail=False):
             if rate is None:
                 raise ValueError("%s has no rate for %s" % (card["arch"], o))
             tensor_s += ops / (rate * 1e12 / n_sm)
-    bps = blocks_per_sm(card, mode, k.d, regs_for(card["arch"], mode, k.d))
+    bps = blocks_per_sm(card, mode, k.d, regs_for(card["arch"], mode, k.d), k.v1)
     w = 4 * bps
     t = w * tensor_s
     i = w * len(path) / (4 * f)
@@ -254,13 +266,17 @@ def predict(card, k, alpha, detail=False):
 
 
 def kernels_by_mode(listing):
-    """(mode name, D) -> the fp16-input, two-V-buffer kernel."""
+    """(mode name, D, one V buffer) -> the fp16-input kernel."""
     out = {}
     for k in sass_loops.parse(open(listing).read()):
-        if k.bf16 or k.v1:
-            continue
-        out[(sass_loops.KMODE[k.mode], k.d)] = k
+        if not k.bf16:
+            out[(sass_loops.KMODE[k.mode], k.d, k.v1)] = k
     return out
+
+
+def kernel_for(card, kernels, mode, d):
+    """The kernel the library launches for mode and D on card, or None."""
+    return kernels.get((mode, d, uses_v1(card, mode, d))) or kernels.get((mode, d, False))
 
 
 def fit_alpha(card, k, measured):
@@ -292,7 +308,7 @@ def main(argv):
         print("model: no sm_90 listing: cannot calibrate")
         return 2
     k90 = kernels["sm_90"]
-    alpha = fit_alpha(h200, k90[CALIBRATION], MEASURED_H200[CALIBRATION])
+    alpha = fit_alpha(h200, kernel_for(h200, k90, *CALIBRATION), MEASURED_H200[CALIBRATION])
     print("Throughput model (bench/model_throughput.py). ALPHA = %.3f, fitted on the H200's "
           "measured %s D=%d (%.1f TOPS); GAMMA = %.3f (occupancy), fitted on the H200's D=64 "
           "2- vs 3-block pairs; every other H200 row is a validation."
@@ -302,7 +318,7 @@ def main(argv):
                                             "instr/tile  blocks/SM"))
     worst = 0.0
     for (mode, d), meas in MEASURED_H200.items():
-        k = k90.get((mode, d))
+        k = kernel_for(h200, k90, mode, d)
         if k is None:
             failures.append("no sm_90 kernel for %s D=%d" % (mode, d))
             continue
@@ -317,7 +333,7 @@ def main(argv):
     if worst > 0.15:
         failures.append("H200 validation error %.1f %% > 15 %%" % (100 * worst))
     for mode in ("int8-fp16-f16acc", "int8-fp8-bs", "int8-fp8-f16acc"):
-        k = k90.get((mode, 128))
+        k = kernel_for(h200, k90, mode, 128)
         if k:
             print("  %-18s %4d %10s %10.1f   (new mode: to be measured, bench/device_fullrate.sh)"
                   % (mode, 128, "-", predict(h200, k, alpha)))
@@ -335,7 +351,7 @@ def main(argv):
         best = None
         for mode in ("fp16", "int8-fp16", "int8-fp16-f16acc", "int8-fp8", "int8-fp8-bs",
                      "int8-fp8-f16acc"):
-            k = ks.get((mode, 128))
+            k = kernel_for(card, ks, mode, 128)
             if k is None:
                 continue
             try:
@@ -343,9 +359,9 @@ def main(argv):
             except ValueError as e:
                 print("  %-18s  (no rate: %s)" % (mode, e))
                 continue
-            print("  %-18s %9.0f  %-10s %6d %7.3fus %7.3fus %7.3fus %d" % (
+            print("  %-18s %9.0f  %-10s %6d %7.3fus %7.3fus %7.3fus %d%s" % (
                 mode, tops, GOAL[mode], det["instr"], det["tensor_us"], det["issue_us"],
-                det["mufu_us"], det["blocks_per_sm"]))
+                det["mufu_us"], det["blocks_per_sm"], " (one V buffer)" if k.v1 else ""))
             if GOAL[mode] != "exact" and (best is None or tops > best[1]):
                 best = (mode, tops)
         for name, rng in PUBLISHED.get(card_name, []):

@@ -55,9 +55,9 @@ int main(int argc, char **argv)
 {
     struct st_options o;
     memset(&o, 0, sizeof o);
-    /* fp16 first: the others' speed-up needs it. The P·V variants of issue 9 (the f16acc modes
-     * that auto picks on GeForce Ada/Blackwell, int8-fp8-bs that only this test can clear on
-     * an RTX 50) are in the default list, so every run judges them where they can run. */
+    /* fp16 first: the others' speed-up needs it. The P·V variants of issue 9 (int8-fp8-f16acc,
+     * which auto picks on GeForce Ada/Blackwell, int8-fp16-f16acc, and int8-fp8-bs, which only
+     * this test can clear on an RTX 50) are in the default list, so every run judges them. */
     parse_modes(ST_DEFAULT_MODES, &o);
     int json = 0, device = -1;
     for (int i = 1; i < argc; i++) {

@@ -193,18 +193,15 @@ sageattn_status sa_mode_for_cc(sageattn_mode requested, int cc, sageattn_mode *o
                                size_t n)
 {
     if (requested == SAGEATTN_MODE_AUTO) {
-        /* GeForce Ada and Blackwell run mma.sync with FP32 accumulation at half rate; the FP16-
-         * accumulator variants are full rate there (kernels/ALGORITHM.md, "what auto picks";
-         * bench/model_throughput.py). sm_120/121: int8-fp16-f16acc, int8-fp16's accuracy at
-         * about int8-fp8-f16acc's modelled speed. sm_89: Ada's FP16 MMA is half its FP8 rate,
-         * so int8-fp8-f16acc (int8-fp8's accuracy goal, as int8-fp8 that auto picked there
-         * before) is modelled 1.3x faster. Hopper runs FP32 accumulation at full rate but
-         * emulates FP8 mma.sync (two HMMA per QMMA): INT8+FP16 is both faster and more accurate
-         * there. Other cc >= 8.9 (sm_100): native-FP8 int8-fp8. int8-fp8-bs is never the
-         * default: only a self-test on the card can clear its instruction. */
-        if (cc == 120 || cc == 121)
-            *out = SAGEATTN_MODE_INT8_FP16_F16ACC;
-        else if (cc == 89)
+        /* GeForce Ada and Blackwell (sm_89, sm_120, sm_121) run mma.sync with FP32 accumulation
+         * at half rate: int8-fp8-f16acc (int8-fp8's accuracy goal, which auto already took
+         * there) is the fastest mode that can be tested off the card (kernels/ALGORITHM.md,
+         * "what auto picks"; bench/model_throughput.py), and bf16 inputs keep its speed. A
+         * library built with nvcc < 12.8 lacks its instruction: int8-fp8 then. Hopper runs FP32
+         * accumulation at full rate but emulates FP8 mma.sync (two HMMA per QMMA): INT8+FP16
+         * is both faster and more accurate there. Other cc >= 8.9 (sm_100): int8-fp8.
+         * int8-fp8-bs is never the default: only a self-test on the card can clear it. */
+        if (cc == 89 || cc == 120 || cc == 121)
             *out = SA_HAS_E4M3_F16ACC ? SAGEATTN_MODE_INT8_FP8_F16ACC : SAGEATTN_MODE_INT8_FP8;
         else
             *out = (cc >= 89 && cc != 90) ? SAGEATTN_MODE_INT8_FP8 : SAGEATTN_MODE_INT8_FP16;

@@ -285,15 +285,27 @@ static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t st
         cudaFuncAttributes fa;
         return cudaFuncGetAttributes(&fa, sa_attn_kernel<MODE, D, BF16, false>);
     }
-    /* The one-V-buffer kernel exists only where the 2-stage ring outgrows small GPUs. */
-    if constexpr (sa_tile<MODE, D, false>::SMEM_BYTES > SA_SMALL_SMEM_LIMIT) {
-        int device = 0, optin = 0;
+    /* The one-V-buffer kernel exists where the 2-stage ring outgrows small GPUs (fp16 mode at
+     * D=128: 102 KB), and for the FP8 modes at D=128, where it lets two blocks share an SM whose
+     * shared memory holds one with two V buffers: GeForce Ada and Blackwell have 100 KB per SM,
+     * 2 x (57.9 + 1) KB does not fit and 2 x (47.6 + 1) KB does (one warp per scheduler instead
+     * of two costs ~1.18x in the throughput model, bench/model_throughput.py). */
+    using TF = sa_tile<MODE, D, false>;
+    using T1 = sa_tile<MODE, D, true>;
+    if constexpr (TF::SMEM_BYTES > SA_SMALL_SMEM_LIMIT || (TF::PV_FP8 && D == 128)) {
+        int device = 0, optin = 0, per_sm = 0;
         cudaError_t e = cudaGetDevice(&device);
         if (e == cudaSuccess)
             e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+        if (e == cudaSuccess)
+            e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                       device);
         if (e != cudaSuccess)
             return e;
-        if (SA_TEST_FORCE_V1 || optin < sa_tile<MODE, D, false>::SMEM_BYTES)
+        constexpr int RESERVED = 1024; /* shared memory the system keeps per block */
+        const bool two_with_v1 = TF::PV_FP8 && per_sm < 2 * (TF::SMEM_BYTES + RESERVED) &&
+                                 per_sm >= 2 * (T1::SMEM_BYTES + RESERVED);
+        if (SA_TEST_FORCE_V1 || optin < TF::SMEM_BYTES || two_with_v1)
             return sa_attn_launch_one<MODE, D, BF16, true>(a, batch, stream);
     }
     return sa_attn_launch_one<MODE, D, BF16, false>(a, batch, stream);
