@@ -110,7 +110,7 @@ int main()
     CHECK(strstr(msg, "nonfinite_flag") != NULL, "message: %s", msg);
 
     valid_params(&p);
-    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.nonfinite_flag == NULL,
-          "no flag: %s", msg);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.nonfinite_flag == NULL, "no flag: %s",
+          msg);
     return sa_check_report("test_sa_validate");
 }
