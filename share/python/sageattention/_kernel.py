@@ -122,9 +122,10 @@ def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_
             # that call raised the flag, so the host never waits for the GPU here.
             _run(lib, state, call, lib.mode_value(_dispatch.SAFE_MODE), stream, False,
                  only_if=checker.flag.data_ptr())
-            checker.after_call()
-            if not _warned_nonfinite and not capturing and checker.recomputed(torch_stream):
-                _warn_nonfinite(mode_name)
+            if not _warned_nonfinite:  # after the one warning, the host needs to know no more
+                checker.after_call()
+                if not capturing and checker.recomputed(torch_stream):
+                    _warn_nonfinite(mode_name)
     if dp != d:
         o = o.contiguous()
     if o.dtype != q.dtype:
