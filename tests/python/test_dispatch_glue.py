@@ -45,6 +45,7 @@ class FakeLibrary:
     def __init__(self):
         self.calls = []
         self.poison_modes = set()
+        self.workspace_queries = 0
 
     def mode_value(self, name):
         return MODES[name]
@@ -56,6 +57,7 @@ class FakeLibrary:
         return MODES["int8-fp16"] if value == 0 else value
 
     def workspace_size(self, p, device):
+        self.workspace_queries += 1
         if p.mode == MODES["fp16"]:
             return 0
         return p.batch * p.num_kv_heads * 1000 + (300 if p.lse else 0)
@@ -64,9 +66,10 @@ class FakeLibrary:
         if p.struct_size == _lib.PARAMS_V11_SIZE and p.only_if_nonzero:
             assert p.mode == MODES["fp16"]
             if ctypes.c_int.from_address(p.only_if_nonzero).value == 0:
-                self.calls.append({"mode": "fp16", "skipped": True})
+                self.calls.append({"mode": "fp16", "skipped": True, "only_if": p.only_if_nonzero})
                 return
         need = self.workspace_size(p, 0)
+        self.workspace_queries -= 1  # the library's own check, not the package's question
         assert ws_bytes >= need, (ws_bytes, need)
         assert need == 0 or ws % 256 == 0
         dtype = torch.bfloat16 if p.dtype == _lib.DTYPE_BF16 else torch.float16
@@ -96,7 +99,9 @@ class FakeLibrary:
         if p.lse:
             view_at(p.lse, torch.float32, (b, hq, lq), (hq * lq, lq, 1)).copy_(lse.float())
         self.calls.append({"mode": NAMES[p.mode], "batch": b, "q_heads": hq, "kv_heads": hkv,
-                           "struct_size": p.struct_size, "copied_q": p.q})
+                           "struct_size": p.struct_size, "copied_q": p.q, "dtype": p.dtype,
+                           "flag": p.nonfinite_flag if p.struct_size == _lib.PARAMS_V11_SIZE
+                           else None})
 
 
 class CpuState(_device.DeviceState if torch is not None else object):
@@ -120,23 +125,22 @@ class CpuState(_device.DeviceState if torch is not None else object):
 
 
 class CpuFiniteCheck(_device.FiniteCheck if torch is not None else object):
-    """FiniteCheck on the CPU: the host reads `seen` at once."""
+    """FiniteCheck on the CPU: the host reads `seen` at once (no copy in flight)."""
 
     def __init__(self):
-        self.flag = torch.zeros(1, dtype=torch.int32)
-        self.seen = torch.zeros(1, dtype=torch.int32)
+        super().__init__(torch.device("cpu"))
 
-    def recomputed(self, stream):
+    def recomputed(self):
         return bool(self.seen[0])
 
 
-def reference(q, k, v, layout, causal=False):
+def reference(q, k, v, layout, causal=False, scale=None):
     if layout == "NHD":
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     q, k, v = q.double(), k.double(), v.double()
     g = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-    s = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+    s = q @ k.transpose(-1, -2) * (scale or q.shape[-1] ** -0.5)
     if causal:
         lq, lk = s.shape[-2:]
         allowed = torch.arange(lk)[None, :] <= torch.arange(lq)[:, None] + (lk - lq)
@@ -151,26 +155,27 @@ class KernelGlue(unittest.TestCase):
     def setUp(self):
         self.lib = FakeLibrary()
         self.state = CpuState()
-        stream = mock.Mock(cuda_stream=0)
         for target, value in (
                 ("sageattention._lib.library", lambda: self.lib),
                 ("sageattention._device.state", lambda index: self.state),
+                ("sageattention._kernel.current_raw_stream", lambda index: 0),
                 ("torch.cuda.current_device", lambda: 0),
-                ("torch.cuda.current_stream", lambda index=None: stream),
                 ("torch.cuda.is_current_stream_capturing", lambda: False)):
             patcher = mock.patch(target, value)
             patcher.start()
             self.addCleanup(patcher.stop)
         os.environ.pop("SAGEATTENTION_MODE", None)
         self.addCleanup(_settings.set_workspace_limit, "default")
+        _kernel._prepared.clear()
+        self.addCleanup(_kernel._prepared.clear)
 
     def attend(self, q, k, v, layout="HND", causal=False, lse=False, function="sageattn",
-               pv=""):
+               pv="", scale=None):
         dims = _dispatch.dims_from_shapes(tuple(q.shape), tuple(k.shape), tuple(v.shape),
                                           layout)
         plan = _dispatch.plan_call(str(q.dtype).replace("torch.", ""), dims, False)
         self.assertEqual(plan.path, "kernel")
-        return _kernel.attention(q, k, v, layout, dims, plan.compute_dtype, causal, None, lse,
+        return _kernel.attention(q, k, v, layout, dims, plan.compute_dtype, causal, scale, lse,
                                  function, pv)
 
     def last_run(self):
@@ -240,16 +245,62 @@ class KernelGlue(unittest.TestCase):
     def test_nonfinite_output_is_recomputed_in_fp16_mode_on_the_device(self):
         q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
         self.lib.poison_modes = {MODES["int8-fp16"]}
-        with mock.patch.object(_kernel, "_warned_nonfinite", False), \
-                self.assertLogs("sageattention", "WARNING") as logs:
+        with mock.patch.object(_kernel, "_warned_nonfinite", False):
             o, _ = self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
-        calls = self.lib.calls
-        self.assertEqual([(c["mode"], c.get("skipped", False)) for c in calls],
-                         [("int8-fp16", False), ("fp16", False)])
-        self.assertEqual([c["struct_size"] for c in calls], [_lib.PARAMS_V11_SIZE] * 2)
-        self.assertTrue(bool(torch.isfinite(o).all()))
-        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+            calls = self.lib.calls
+            self.assertEqual([(c["mode"], c.get("skipped", False)) for c in calls],
+                             [("int8-fp16", False), ("fp16", False)])
+            self.assertEqual([c["struct_size"] for c in calls], [_lib.PARAMS_V11_SIZE] * 2)
+            self.assertTrue(bool(torch.isfinite(o).all()))
+            self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+            # The host learns of it when the ring of flags wraps (no copy per call), and warns
+            # once.
+            self.lib.poison_modes = set()
+            with self.assertLogs("sageattention", "WARNING") as logs:
+                for _ in range(_device.FLAG_SLOTS):
+                    self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+                self.assertTrue(_kernel._warned_nonfinite)
+                for _ in range(_device.FLAG_SLOTS + 1):
+                    self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual(len(logs.output), 1)
         self.assertIn("recomputed in fp16", logs.output[0])
+
+    def test_each_call_takes_its_own_flag_and_the_ring_is_zeroed_when_it_wraps(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        checker = self.state.finite_check(0)
+        self.lib.poison_modes = {MODES["int8-fp16"]}
+        with mock.patch.object(_kernel, "_warned_nonfinite", True):  # no log from this test
+            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")  # slot 0 raised
+            self.lib.poison_modes = set()
+            self.lib.calls.clear()
+            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+            first, recompute = self.lib.calls
+            # The next call's flag is another one, still down: its recompute does nothing.
+            self.assertEqual(first["flag"], checker.ring_ptr + 4)
+            self.assertEqual((recompute["only_if"], recompute["skipped"]),
+                             (first["flag"], True))
+            self.assertEqual(int(checker.ring[0]), 1)
+            for _ in range(_device.FLAG_SLOTS - 2):
+                self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+            self.assertEqual(int(checker.ring[0]), 1)
+            self.lib.calls.clear()
+            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")  # back to slot 0
+        self.assertEqual(self.lib.calls[0]["flag"], checker.ring_ptr)
+        self.assertTrue(self.lib.calls[1]["skipped"])
+        self.assertEqual(int(checker.ring.sum()), 0)
+
+    def test_the_ring_folds_into_seen_while_the_warning_is_due(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        checker = self.state.finite_check(0)
+        self.lib.poison_modes = {MODES["int8-fp16"]}
+        with mock.patch.object(_kernel, "_warned_nonfinite", False), \
+                self.assertLogs("sageattention", "WARNING"):
+            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+            self.lib.poison_modes = set()
+            self.assertEqual(int(checker.seen[0]), 0)
+            for _ in range(_device.FLAG_SLOTS):
+                self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+            self.assertEqual(int(checker.seen[0]), 1)
 
     def test_finite_output_queues_a_recompute_that_does_nothing(self):
         q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
@@ -270,6 +321,69 @@ class KernelGlue(unittest.TestCase):
         with mock.patch.dict(os.environ, {"SAGEATTENTION_MODE": "fp16"}):
             self.attend(q, k, v)
         self.assertEqual([c["mode"] for c in self.lib.calls], ["fp16"])
+
+    def test_a_signature_seen_before_asks_no_workspace_size(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.attend(q, k, v)
+        self.assertEqual(self.lib.workspace_queries, 2)  # the quantized call and its recompute
+        for _ in range(3):
+            o, _ = self.attend(q, k, v)
+        self.assertEqual(self.lib.workspace_queries, 2)
+        self.assertEqual([c["mode"] for c in self.lib.calls[-2:]], ["int8-fp16", "fp16"])
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+        q2 = torch.randn(1, 2, 16, 64).half()  # new memory, same signature: its own pointers
+        o, _ = self.attend(q2, k, v)
+        self.assertEqual(self.lib.workspace_queries, 2)
+        self.assertEqual(self.last_run()["copied_q"], q2.data_ptr())
+        self.close(o, reference(q2, k, v, "HND")[0], 2e-3)
+
+    def test_a_changed_signature_never_reuses_a_stale_struct(self):
+        torch.manual_seed(5)
+        q, k, v = (torch.randn(2, 4, 32, 64).half() for _ in range(3))
+        strided = tuple(t.transpose(1, 2).contiguous().transpose(1, 2) for t in (q, k, v))
+        longer_kv = torch.randn(2, 4, 48, 64).half()
+        flat = torch.randn(1 + q.numel()).half()
+        misaligned = flat[1:].view(q.shape)  # q's strides, base 2 bytes off: copied
+        cases = [
+            ("first", (q, k, v), {}),
+            ("misaligned base", (misaligned, k, v), {}),
+            ("other strides, same shapes", strided, {}),
+            ("longer k/v", (q, longer_kv, longer_kv.flip(2)), {}),
+            ("GQA: 2 k/v heads", (q, k[:, :2], v[:, :2]), {}),
+            ("one batch", (q[:1], k[:1], v[:1]), {}),
+            ("bf16", tuple(t.bfloat16() for t in (q, k, v)), {}),
+            ("causal", (q, k, v), {"causal": True}),
+            ("sm_scale", (q, k, v), {"scale": 0.05}),
+            ("lse", (q, k, v), {"lse": True}),
+            ("head_dim 32", tuple(t[..., :32] for t in (q, k, v)), {}),
+        ]
+        for round_ in range(2):  # the second round runs every signature from the cache
+            for label, (a, b, c), kw in cases:
+                o, lse = self.attend(a, b, c, **kw)
+                want_o, want_lse = reference(a, b, c, "HND", kw.get("causal", False),
+                                             kw.get("scale"))
+                with self.subTest(label, round=round_):
+                    self.close(o, want_o, 1.6e-2 if a.dtype == torch.bfloat16 else 2e-3)
+                    if kw.get("lse"):
+                        self.close(lse, want_lse, 1e-4)
+                    else:
+                        self.assertIsNone(lse)
+        queries = self.lib.workspace_queries
+        # The first round only, but for the misaligned call: never taken from the cache.
+        self.assertEqual(queries, 2 * len(cases) + 2)
+        # Check off: a struct without the flag, no recompute queued.
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_CHECK_FINITE": "0"}):
+            self.lib.calls.clear()
+            self.attend(q, k, v)
+            self.assertEqual([(c["mode"], c["struct_size"]) for c in self.lib.calls],
+                             [("int8-fp16", _lib.PARAMS_V1_SIZE)])
+        # A cap the cached call does not fit: it runs in parts again (2 batches x 1 kv head).
+        _settings.set_workspace_limit(2 * 1000 + 300)
+        self.lib.calls.clear()
+        o, _ = self.attend(q, k, v)
+        self.assertEqual([c["kv_heads"] for c in self.lib.calls if c["mode"] == "int8-fp16"],
+                         [1, 1, 1, 1])
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
 
     def test_modes_per_function_and_forced(self):
         q = torch.randn(1, 2, 16, 64).half()

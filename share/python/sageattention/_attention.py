@@ -13,6 +13,11 @@ def _dtype_name(dtype):
 
 
 def _check_tensors(q, k, v, attn_mask):
+    if (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor)
+            and isinstance(v, torch.Tensor) and q.is_cuda and k.is_cuda and v.is_cuda
+            and q.get_device() == k.get_device() == v.get_device()
+            and q.dtype == k.dtype == v.dtype and attn_mask is None):
+        return  # the common call, in fewer steps; anything else gets the checks below
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise ValueError("%s must be a torch.Tensor, got %s" % (name, type(t).__name__))
@@ -41,23 +46,47 @@ def _empty_lse(q):
     return torch.empty((0,), dtype=torch.float32, device=q.device)
 
 
+_DTYPE_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
+                torch.float64: "float64"}
+
+# (shapes, layout, dtype, mask or not, scale) -> (Dims, Plan): the pure checks and the path
+# choice of a shape seen before (ValueErrors are raised, never cached). Bounded like _kernel's.
+_plans = {}
+PLANS_MAX = 512
+
+
+def _dims_and_plan(q, k, v, layout, has_mask, scale):
+    key = (q.shape, k.shape, v.shape, layout, q.dtype, has_mask, scale)
+    found = _plans.get(key)
+    if found is not None:
+        return found
+    dims = _dispatch.dims_from_shapes(tuple(q.shape), tuple(k.shape), tuple(v.shape), layout)
+    plan = None
+    if not _dispatch.is_empty(dims):
+        if dims.kv_len == 0:
+            raise ValueError("k and v must hold at least one token (kv_len is 0)")
+        plan = _dispatch.plan_call(_DTYPE_NAMES.get(q.dtype) or _dtype_name(q.dtype), dims,
+                                   has_mask, scale)
+    if len(_plans) >= PLANS_MAX:
+        _plans.clear()
+    _plans[key] = (dims, plan)
+    return dims, plan
+
+
 def attention(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, return_lse, function,
               pv_accum_dtype):
     """(o, lse): o like q (layout, dtype; v's head_dim), contiguous; lse float32 [B, H, Lq]
-    when return_lse, else an empty tensor."""
+    when return_lse, else None (the torch.library op returns an empty tensor instead)."""
     layout = _dispatch.parse_layout(tensor_layout)
     _check_tensors(q, k, v, attn_mask)
-    dims = _dispatch.dims_from_shapes(tuple(q.shape), tuple(k.shape), tuple(v.shape), layout)
-    out_shape = tuple(q.shape[:3]) + (dims.v_head_dim,)
-    if _dispatch.is_empty(dims):
-        o = torch.empty(out_shape, dtype=q.dtype, device=q.device)
-        lse = torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
-                          device=q.device) if return_lse else _empty_lse(q)
-        return o, lse
-    if dims.kv_len == 0:
-        raise ValueError("k and v must hold at least one token (kv_len is 0)")
     scale = None if sm_scale is None else float(sm_scale)
-    plan = _dispatch.plan_call(_dtype_name(q.dtype), dims, attn_mask is not None, scale)
+    dims, plan = _dims_and_plan(q, k, v, layout, attn_mask is not None, scale)
+    if plan is None:  # nothing to compute
+        o = torch.empty(tuple(q.shape[:3]) + (dims.v_head_dim,), dtype=q.dtype,
+                        device=q.device)
+        lse = torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
+                          device=q.device) if return_lse else None
+        return o, lse
     if plan.path == "sdpa":
         o, lse = _sdpa.attention(q, k, v, attn_mask, layout, dims, bool(is_causal),
                                  dims.head_dim ** -0.5 if scale is None else scale,
@@ -76,7 +105,7 @@ def attention(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, return_lse
             o, lse = _sdpa.attention(q, k, v, None, layout, dims, bool(is_causal),
                                      dims.head_dim ** -0.5 if scale is None else scale,
                                      bool(return_lse))
-    return o, lse if lse is not None else _empty_lse(q)
+    return o, lse
 
 
 _warned_head_dims = set()

@@ -105,28 +105,63 @@ class DeviceState:
         return c
 
 
+FLAG_SLOTS = 64
+
+
 class FiniteCheck:
     """The non-finite check's buffers for one stream, and the host's view of them that never
     waits for the GPU.
 
-    flag: zeroed before each call, raised by the quantized kernels' epilogue, read by the fp16
-    recompute queued behind them (only_if_nonzero). seen: the maximum of every flag so far (one
-    small kernel per call). The host learns of a recompute by copying `seen` to pinned memory
-    without blocking and reading the copy on a later call, once its event has completed."""
+    ring: one flag per call, FLAG_SLOTS of them, taken in turn (next_flag), so that no call
+    needs a memset of its own: the quantized kernels raise their call's flag, the fp16
+    recompute queued behind them reads it (only_if_nonzero). When the ring is used up, the
+    whole of it is folded into `seen` (the maximum of every flag so far) and zeroed, queued on
+    the stream behind every call that used it, and `seen` is copied to pinned host memory
+    without blocking; the host reads that copy at a later wrap, once its event has completed.
+    So the host learns of a recompute within about 2 x FLAG_SLOTS calls on the stream.
+    flag: the one flag of calls made while a CUDA graph is being captured (zeroed inside the
+    graph by each call, and folded into `seen` there, as a replay cannot take ring slots)."""
 
     def __init__(self, device):
+        self.device = device
+        self.ring = torch.zeros(FLAG_SLOTS, dtype=torch.int32, device=device)
+        self.ring_ptr = self.ring.data_ptr()
+        self.next = 0
         self.flag = torch.zeros(1, dtype=torch.int32, device=device)
         self.seen = torch.zeros(1, dtype=torch.int32, device=device)
+        self._folded = torch.zeros(1, dtype=torch.int32, device=device)
         self._host = None
         self._event = None
         self._pending = False
 
-    def after_call(self):
+    def next_flag(self, track):
+        """(pointer to a zeroed device int for this call's flag, whether a recompute is known
+        to have happened). track: keep `seen` and the host copy up to date at a wrap (False
+        once the warning was given). Never blocks."""
+        recomputed = False
+        if self.next == FLAG_SLOTS:
+            if track:
+                torch.amax(self.ring, dim=0, keepdim=True, out=self._folded)
+                torch.maximum(self.seen, self._folded, out=self.seen)
+                recomputed = self.recomputed()
+            self.ring.zero_()
+            self.next = 0
+        ptr = self.ring_ptr + 4 * self.next
+        self.next += 1
+        return ptr, recomputed
+
+    def capture_flag(self):
+        """The zeroed flag of a call being captured into a CUDA graph (the zeroing is part of
+        the graph)."""
+        self.flag.zero_()
+        return self.flag.data_ptr()
+
+    def after_captured_call(self):
         torch.maximum(self.seen, self.flag, out=self.seen)
 
-    def recomputed(self, stream):
-        """Whether a call on `stream` is known to have been recomputed (a copy queued by an
-        earlier call has arrived and says so); queues the next copy. Never blocks."""
+    def recomputed(self):
+        """Whether an earlier copy of `seen` has arrived and says a call was recomputed; queues
+        the next copy when none is in flight."""
         if self._pending:
             if not self._event.query():
                 return False
@@ -137,7 +172,7 @@ class FiniteCheck:
             self._host = torch.zeros(1, dtype=torch.int32, pin_memory=True)
             self._event = torch.cuda.Event()
         self._host.copy_(self.seen, non_blocking=True)
-        self._event.record(stream)
+        self._event.record(torch.cuda.current_stream(self.device))
         self._pending = True
         return False
 

@@ -2,9 +2,13 @@
 current stream there, with the workspace bounded by the memory cap (heads run in parts when
 needed) and the non-finite check: the quantized kernels raise a device flag when they write
 NaN/inf, and an fp16-mode run queued behind them computes only when the flag is up, so the
-check never makes the host wait for the GPU (_device.FiniteCheck)."""
+check never makes the host wait for the GPU (_device.FiniteCheck).
 
-import contextlib
+Host time per call is the cost at small shapes, so a call whose signature (_prepared) ran
+before skips what its first call did: the workspace queries, the params built field by field,
+the alignment checks; it copies the signature's params, sets its pointers and launches. The
+library validates every struct it runs, so nothing it would refuse gets through."""
+
 import logging
 import sys
 
@@ -88,44 +92,92 @@ class _Call:
         return p
 
 
+# torch's current stream on a device as a raw handle (what the C ABI takes), without making a
+# torch.cuda.Stream object per call; torch.cuda.current_stream where torch lacks the call.
+_raw_stream_of = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def current_raw_stream(index):
+    if _raw_stream_of is not None:
+        return _raw_stream_of(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+class _Prepared:
+    """What a call of one signature needs besides its pointers: the params struct with every
+    other field filled (a template, copied per call), the workspace of the quantized call and
+    of its queued fp16 recompute, and that recompute's mode. Made from the library's own
+    answers on the first call of the signature, which ran as one part."""
+
+    __slots__ = ("as_given", "template", "need", "safe_mode", "safe_need")
+
+    def __init__(self, as_given, params, need, safe_mode, safe_need):
+        self.as_given = as_given  # q, k, v went to the library as given (no cast, no copy)
+        self.template = bytes(params)
+        self.need = need
+        self.safe_mode = safe_mode
+        self.safe_need = safe_need
+
+
+# Signature -> _Prepared. The signature is everything a struct field, a workspace size or the
+# need for a cast or an aligned copy depends on except the (16-byte aligned) pointers: device,
+# dtype, layout, the shapes and element strides of q, k and v, mode, causal, sm_scale, LSE or
+# not, the check on or off and the workspace cap. Bounded: cleared when it grows past
+# PREPARED_MAX (varlen makes one per sequence length).
+_prepared = {}
+PREPARED_MAX = 512
+
+
 def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_lse, function,
               pv_accum_dtype):
     """(o, lse or None) through libsageattn; o is contiguous in q's layout and dtype."""
+    current = torch.cuda.current_device()
+    index = q.device.index
+    if index is None or index == current:
+        return _attention_on(current, q, k, v, layout, dims, compute_dtype, is_causal, sm_scale,
+                             return_lse, function, pv_accum_dtype)
+    with torch.cuda.device(index):
+        return _attention_on(index, q, k, v, layout, dims, compute_dtype, is_causal, sm_scale,
+                             return_lse, function, pv_accum_dtype)
+
+
+def _attention_on(index, q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_lse,
+                  function, pv_accum_dtype):
+    """attention() with device `index` current."""
     lib = _lib.library()
-    index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     state = _device.state(index)
     compute = _TORCH_DTYPES[compute_dtype]
-    guard = (torch.cuda.device(index) if index != torch.cuda.current_device()
-             else contextlib.nullcontext())
-    with guard:
-        mode, mode_name = state.mode(lib, function, pv_accum_dtype)
-        qc, kc, vc = (_abi_view(t if t.dtype == compute else t.to(compute)) for t in (q, k, v))
-        d = dims.head_dim
-        dp = _dispatch.padded_head_dim(d)
-        o_buf = torch.empty(tuple(q.shape[:3]) + (dp,), dtype=compute, device=q.device)
-        o = o_buf if dp == d else o_buf[..., :d]
-        lse = (torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
-                           device=q.device) if return_lse else None)
-        torch_stream = torch.cuda.current_stream(index)
-        stream = torch_stream.cuda_stream
-        capturing = torch.cuda.is_current_stream_capturing()
-        check = (_settings.check_finite() and lib.has_nonfinite_flag
-                 and mode_name != _dispatch.SAFE_MODE)
-        checker = state.finite_check(stream) if check else None
-        if checker is not None:
-            checker.flag.zero_()
-        call = _Call(qc, kc, vc, o, lse, layout, dims, sm_scale or 0.0, is_causal,
-                     checker.flag.data_ptr() if checker is not None else None, capturing)
-        _run(lib, state, call, mode, stream, check)
-        if checker is not None:
-            # The fp16 recompute, queued behind the quantized call: its kernel computes only if
-            # that call raised the flag, so the host never waits for the GPU here.
-            _run(lib, state, call, lib.mode_value(_dispatch.SAFE_MODE), stream, False,
-                 only_if=checker.flag.data_ptr())
-            if not _warned_nonfinite:  # after the one warning, the host needs to know no more
-                checker.after_call()
-                if not capturing and checker.recomputed(torch_stream):
-                    _warn_nonfinite(mode_name)
+    mode, mode_name = state.mode(lib, function, pv_accum_dtype)
+    check = (_settings.check_finite() and lib.has_nonfinite_flag
+             and mode_name != _dispatch.SAFE_MODE)
+    limit = _settings.workspace_limit()
+    d = dims.head_dim
+    dp = _dispatch.padded_head_dim(d)
+    # Whether the library can read q, k, v as given depends on their strides, shapes and
+    # dtype (all in the signature) and on their base pointers' alignment: a signature is
+    # only looked up when all three are 16-byte aligned.
+    aligned = not ((q.data_ptr() | k.data_ptr() | v.data_ptr()) % _dispatch.ROW_ALIGN_BYTES)
+    key = (index, q.dtype, layout, mode, is_causal, sm_scale, return_lse, check, limit,
+           q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride())
+    prepared = _prepared.get(key) if aligned else None
+    if prepared is not None and prepared.as_given:
+        qc, kc, vc = q, k, v
+    else:
+        qc, kc, vc = (_abi_view(t if t.dtype == compute else t.to(compute))
+                      for t in (q, k, v))
+    o_buf = torch.empty(tuple(q.shape[:3]) + (dp,), dtype=compute, device=q.device)
+    o = o_buf if dp == d else o_buf[..., :d]
+    lse = (torch.empty((dims.batch, dims.q_heads, dims.q_len), dtype=torch.float32,
+                       device=q.device) if return_lse else None)
+    stream = current_raw_stream(index)
+    capturing = torch.cuda.is_current_stream_capturing()
+    if prepared is not None and not capturing:
+        _run_prepared(lib, state, prepared, qc, kc, vc, o, lse, stream, check, mode_name)
+    else:
+        as_given = qc is q and kc is k and vc is v
+        _run_first(lib, state, key if aligned else None, as_given, qc, kc, vc, o, lse,
+                   layout, dims, mode, mode_name, sm_scale, is_causal, stream, capturing,
+                   check, limit)
     if dp != d:
         o = o.contiguous()
     if o.dtype != q.dtype:
@@ -133,18 +185,77 @@ def attention(q, k, v, layout, dims, compute_dtype, is_causal, sm_scale, return_
     return o, lse
 
 
-def _run(lib, state, call, mode, stream, with_flag, only_if=None):
-    """Runs the call, in parts whose workspace fits the cap when the whole does not."""
+def _flag_for_call(state, stream, capturing, mode_name):
+    """The pointer of a zeroed non-finite flag for this call on `stream` (and the warning, once
+    the host learns that an earlier call was recomputed)."""
+    checker = state.finite_check(stream)
+    if capturing:
+        return checker, checker.capture_flag()
+    ptr, recomputed = checker.next_flag(not _warned_nonfinite)
+    if recomputed:
+        _warn_nonfinite(mode_name)
+    return checker, ptr
+
+
+def _run_prepared(lib, state, prepared, q, k, v, o, lse, stream, check, mode_name):
+    """A call whose signature ran before as one part: the template with this call's pointers,
+    no workspace query (the library validates the struct again when it runs)."""
+    p = _lib.Params.from_buffer_copy(prepared.template)
+    p.q = q.data_ptr()
+    p.k = k.data_ptr()
+    p.v = v.data_ptr()
+    p.o = o.data_ptr()
+    if lse is not None:
+        p.lse = lse.data_ptr()
+    if not check:
+        _launch(lib, state, p, prepared.need, stream, False)
+        return
+    _, flag = _flag_for_call(state, stream, False, mode_name)
+    p.nonfinite_flag = flag
+    _launch(lib, state, p, prepared.need, stream, False)
+    # The fp16 recompute, queued behind the quantized call: its kernel computes only if that
+    # call raised the flag, so the host never waits for the GPU here.
+    p.mode = prepared.safe_mode
+    p.nonfinite_flag = None
+    p.only_if_nonzero = flag
+    _launch(lib, state, p, prepared.safe_need, stream, False)
+
+
+def _run_first(lib, state, key, as_given, qc, kc, vc, o, lse, layout, dims, mode, mode_name,
+               sm_scale, is_causal, stream, capturing, check, limit):
+    """A call of a new signature, or one being captured into a CUDA graph: the workspace is
+    asked of the library and the heads run in parts when it exceeds the cap. When it ran as one
+    part (out of a capture), its params become the signature's template."""
+    checker, flag = (_flag_for_call(state, stream, capturing, mode_name) if check
+                     else (None, None))
+    call = _Call(qc, kc, vc, o, lse, layout, dims, sm_scale or 0.0, is_causal, flag, capturing)
+    whole = _run(lib, state, call, mode, stream, check, limit)
+    safe_whole = None
+    if check:
+        safe_mode = lib.mode_value(_dispatch.SAFE_MODE)
+        safe_whole = _run(lib, state, call, safe_mode, stream, False, limit, only_if=flag)
+        if capturing:
+            checker.after_captured_call()
+    if key is None or capturing or whole is None or (check and safe_whole is None):
+        return
+    if len(_prepared) >= PREPARED_MAX:
+        _prepared.clear()
+    _prepared[key] = _Prepared(as_given, whole[0], whole[1], safe_mode if check else None,
+                               safe_whole[1] if check else 0)
+
+
+def _run(lib, state, call, mode, stream, with_flag, limit, only_if=None):
+    """Runs the call, in parts whose workspace fits the cap when the whole does not. Returns
+    (params, workspace bytes) when it ran as one part, else None."""
     dims = call.dims
     index = state.index
     whole = (0, dims.batch, 0, dims.kv_heads)
     lse_ptr = call.lse.data_ptr() if call.lse is not None else None
     p = call.params(mode, *whole, lse_ptr, with_flag, only_if)
     need = lib.workspace_size(p, index)
-    limit = _settings.workspace_limit()
     if limit is None or need <= limit:
         _launch(lib, state, p, need, stream, call.capturing)
-        return
+        return p, need
 
     def workspace_bytes(nb, nkv):
         # The LSE's pointer only tells the library that a part writes one (more workspace).
@@ -160,10 +271,12 @@ def _run(lib, state, call, mode, stream, with_flag, only_if=None):
                                       device=call.lse.device)
         part_lse = lse_tmp if lse_tmp is not None else lse_part
         p = call.params(mode, b0, b1, kh0, kh1,
-                        part_lse.data_ptr() if part_lse is not None else None, with_flag)
+                        part_lse.data_ptr() if part_lse is not None else None, with_flag,
+                        only_if)
         _launch(lib, state, p, lib.workspace_size(p, index), stream, call.capturing)
         if lse_tmp is not None:
             lse_part.copy_(lse_tmp)
+    return None
 
 
 def _launch(lib, state, p, need, stream, capturing):

@@ -26,8 +26,9 @@ def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   attn_mask: Optional[torch.Tensor], tensor_layout: str, is_causal: bool,
                   sm_scale: Optional[float], return_lse: bool, function: str,
                   pv_accum_dtype: str) -> Tuple[torch.Tensor, torch.Tensor]:
-    return _attention.attention(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale,
-                                return_lse, function, pv_accum_dtype)
+    o, lse = _attention.attention(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale,
+                                  return_lse, function, pv_accum_dtype)
+    return o, lse if lse is not None else _attention._empty_lse(q)
 
 
 @_attention_op.register_fake

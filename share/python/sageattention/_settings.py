@@ -22,7 +22,7 @@ def workspace_limit():
     """Bytes a call's workspace may take before its heads run in parts; None for no cap."""
     if _limit_override is not _UNSET:
         return _limit_override
-    return _dispatch.parse_workspace_limit(os.environ.get(LIMIT_ENV))
+    return _parsed(LIMIT_ENV, _dispatch.parse_workspace_limit)
 
 
 def set_workspace_limit(nbytes):
@@ -42,6 +42,25 @@ def set_workspace_limit(nbytes):
 def check_finite():
     """Whether quantized calls check their output for non-finite values."""
     try:
-        return _dispatch.parse_flag(os.environ.get(CHECK_ENV), True)
+        return _parsed(CHECK_ENV, _parse_check)
     except ValueError as e:
         raise ValueError("%s: %s" % (CHECK_ENV, e)) from None
+
+
+def _parse_check(text):
+    return _dispatch.parse_flag(text, True)
+
+
+# Each setting is read from the environment on every call (a change takes effect at once), but
+# parsed only when its text changed: {name: (text, value)}.
+_parsed_cache = {}
+
+
+def _parsed(name, parse):
+    text = os.environ.get(name)
+    cached = _parsed_cache.get(name)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    value = parse(text)
+    _parsed_cache[name] = (text, value)
+    return value

@@ -3,9 +3,15 @@ libsageattn. Parameters that do not apply to libsageattn are accepted and ignore
 package docstring's table); every call goes through one torch.library operation (_ops)."""
 
 
+_ops = None  # imported on the first call: it imports torch and registers the operations
+
+
 def _call(function, q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, return_lse,
           pv_accum_dtype):
-    from . import _ops  # registers the torch.library operations on first use
+    global _ops
+    if _ops is None:
+        from . import _ops as ops  # registers the torch.library operations
+        _ops = ops
 
     # Eager calls on plain tensors run the op's implementation directly (the dispatcher would
     # add tens of microseconds per call); torch.compile, export, fake or proxy tensors and
