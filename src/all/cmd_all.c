@@ -604,8 +604,11 @@ static void stage_install(struct run *r, const char *build_dir)
                         ? ""
                         : ", the upstream SageAttention");
         const cJSON *n;
-        cJSON_ArrayForEach(n, notes) if (cJSON_IsString(n))
-            sb_addf(&sb, "\n                %s", n->valuestring);
+        cJSON_ArrayForEach(n, notes)
+        {
+            if (cJSON_IsString(n))
+                sb_addf(&sb, "\n                %s", n->valuestring);
+        }
         set_stage(r, ST_INSTALL, r->last_exit == SB_EXIT_WARN ? "warn" : "ok", sb_detach(&sb),
                   NULL);
         if (r->last_exit == SB_EXIT_WARN && r->exit_code == SB_EXIT_OK)
