@@ -101,6 +101,47 @@ static void strbuf_grows(void **state)
     free(s);
 }
 
+static void arrays_grow_geometrically(void **state)
+{
+    (void)state;
+    int *a = NULL, cap = 0, reallocs = 0;
+    for (int n = 0; n < 100000; n++) {
+        int before = cap;
+        a = xgrow(a, &cap, n + 1, sizeof *a);
+        reallocs += cap != before;
+        a[n] = n;
+    }
+    assert_true(cap >= 100000);
+    assert_true(reallocs <= 20); /* doubling: log2(100000 / 8) + 1 */
+    assert_int_equal(a[99999], 99999);
+    assert_ptr_equal(xgrow(a, &cap, 10, sizeof *a), a); /* already big enough */
+    free(a);
+}
+
+static void why_not_a_folder(void **state)
+{
+    (void)state;
+    char *w = fs_why_not_dir("/dev/null");
+    assert_string_equal(w, "is a character device, not a folder");
+    free(w);
+    assert_null(fs_why_not_dir("/"));
+    char dir[] = "/tmp/sb-util-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *link = fs_join(dir, "l"), *gone = fs_join(dir, "gone");
+    assert_int_equal(symlink(gone, link), 0);
+    w = fs_why_not_dir(link);
+    assert_non_null(strstr(w, "is a symlink to '"));
+    assert_non_null(strstr(w, "', which does not exist"));
+    free(w);
+    w = fs_why_not_dir(gone);
+    assert_string_equal(w, "does not exist");
+    free(w);
+    unlink(link);
+    rmdir(dir);
+    free(link);
+    free(gone);
+}
+
 static void reads_files_with_limit(void **state)
 {
     (void)state;
@@ -129,6 +170,8 @@ int main(void)
         cmocka_unit_test(datadir_order),
         cmocka_unit_test(strbuf_grows),
         cmocka_unit_test(reads_files_with_limit),
+        cmocka_unit_test(arrays_grow_geometrically),
+        cmocka_unit_test(why_not_a_folder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
