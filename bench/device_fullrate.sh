@@ -9,14 +9,24 @@
 #      the reference's own error; again with the one-V-buffer kernels forced (the FP8 modes run
 #      those at D=128 on GeForce: two blocks per SM);
 #   3. the self-test's full matrix and adversarial cases over fp16, int8-fp16, int8-fp8 and the
-#      P·V variants int8-fp8-bs, int8-fp8-f16acc, int8-fp16-f16acc (JSON), and the quick matrix
-#      of the variants under compute-sanitizer memcheck;
+#      P·V variants int8-fp8-bs, int8-fp8-f16acc, int8-fp16-f16acc (JSON), and (--memcheck) the
+#      quick matrix of the variants under compute-sanitizer memcheck;
 #   4. bench/bench.py over the same modes by name (quick accuracy cases, key speed shapes);
 #   5. the accuracy table (bench/fullrate_table.py): int8-fp8 variants cos >= 0.9992 and rel-L1
 #      <= 0.04, int8-fp16-f16acc int8-fp16's goal, nothing non-finite.
 # Everything goes to $OUT (one .tgz plus the table and a summary); a summary is printed last.
-#   bash bench/device_fullrate.sh [--no-bench]
+#   bash bench/device_fullrate.sh [--no-bench] [--memcheck]
+# (--memcheck adds compute-sanitizer over the variants' quick matrix: about 2 more minutes.)
 set -o pipefail
+MEMCHECK=0
+BENCH=1
+for arg in "$@"; do
+    case $arg in
+    --memcheck) MEMCHECK=1 ;;
+    --no-bench) BENCH=0 ;;
+    *) echo "usage: bash bench/device_fullrate.sh [--no-bench] [--memcheck]" >&2; exit 64 ;;
+    esac
+done
 export PYTHONUNBUFFERED=1 NO_COLOR=1
 OUT=${OUT:-/tmp/sa-fullrate}
 mkdir -p "$OUT/raw"
@@ -83,7 +93,7 @@ if [ -x "$selftest" ]; then
     "$selftest" --quick --modes "$MODES" >"$OUT/raw/selftest-quick.txt" 2>&1
     note "selftest --quick (table) rc=$?"
     tail -n 30 "$OUT/raw/selftest-quick.txt"
-    if command -v compute-sanitizer >/dev/null 2>&1; then
+    if [ "$MEMCHECK" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
         timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 "$selftest" --quick \
             --json --modes "$VARIANTS" >"$OUT/raw/memcheck.txt" 2>&1
         note "compute-sanitizer memcheck (selftest --quick, variants) rc=$?: $(grep -E 'ERROR SUMMARY' "$OUT/raw/memcheck.txt" | tail -n 1)"
@@ -93,7 +103,7 @@ else
 fi
 
 bench_args=()
-if [ "${1:-}" != "--no-bench" ] && [ -f "$lib" ]; then
+if [ "$BENCH" = 1 ] && [ -f "$lib" ]; then
     # The self-test's full matrix above is the accuracy evidence; bench.py adds its quick
     # accuracy cases (torch's fp64 reference) and the key speed shapes.
     timeout 300 python3 bench/bench.py --lib "$lib" --modes "$MODES" --quick --speed-shapes key \
