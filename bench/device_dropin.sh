@@ -5,9 +5,11 @@
 # The library: --lib PATH, else $SAGEATTENTION_LIBRARY, else .device-carry/libsageattn.so (built
 # here with `bash bench/build.sh .device-carry sm_90` and carried), else it is built on the
 # machine with bench/build.sh (about a minute). SA_REV names the source revision in the results
-# when the machine has no .git. Results go to $OUT: dropin.json, dropin.log, gpu.txt (one
-# results.tgz instead when there are more than 8 files); the table and summary are printed last.
-# Exit status: dropin_check.py's (1 when a correctness check failed), 2 when nothing could run.
+# when the machine has no .git. Then bench/dropin_smoke.py on the same library. Results go to
+# $OUT: dropin.json, dropin.log, gpu.txt, dropin_smoke.txt and .console (one results.tgz
+# instead when there are more than 8 files); the table and summary are printed last.
+# Exit status: dropin_check.py's (1 when a correctness check or a smoke case failed), 2 when
+# nothing could run.
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 OUT=${OUT:-/tmp/sa-dropin}
@@ -38,6 +40,18 @@ rc=${PIPESTATUS[0]}
 echo
 echo "dropin_check exit $rc after $(($(date +%s) - start)) s (library $lib, revision $rev)" \
     >>"$OUT/dropin.log"
+# The smoke test's cases the check does not cover: the non-finite recompute through the
+# stream's ring of flags (a flag raised by hand, the warning once the ring wraps), and the
+# per-call time with the check on and off. Its lines go to $OUT/dropin_smoke.txt.
+smoke_start=$(date +%s)
+SAGEATTENTION_LIBRARY=$lib OUT=$OUT timeout 150 python3 bench/dropin_smoke.py \
+    >"$OUT/dropin_smoke.console" 2>&1
+smoke_rc=$?
+grep -E '^(FAIL|dropin smoke)|nonfinite|recomput|warning logged|flag|per-call' \
+    "$OUT/dropin_smoke.console" | head -n 30
+echo "dropin_smoke exit $smoke_rc after $(($(date +%s) - smoke_start)) s" |
+    tee -a "$OUT/dropin.log"
+[ "$rc" -eq 0 ] && [ "$smoke_rc" -ne 0 ] && rc=1
 # The device tool brings back at most 8 files.
 if [ "$(find "$OUT" -type f | wc -l)" -gt 8 ]; then
     tar -C "$OUT" -czf /tmp/sa-dropin-results.tgz . && rm -rf "${OUT:?}"/* &&
