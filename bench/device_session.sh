@@ -44,7 +44,7 @@ product)
     fi
     ;;
 kernels)
-    step fullrate 560 bash bench/device_fullrate.sh
+    step fullrate 560 bash bench/device_fullrate.sh --memcheck
     ;;
 *)
     echo "usage: bash bench/device_session.sh product|kernels" >&2
