@@ -3,6 +3,8 @@
 # built by kernels/CMakeLists.txt from the same sources).
 #   bench/build.sh OUTDIR [ARCH...]     e.g. bench/build.sh .device-carry sm_90
 # Writes OUTDIR/libsageattn.so and OUTDIR/ptxas.txt (registers, spills per kernel).
+# With sm_90a among the archs, attn_hopper.cu (int8-fp8-wgmma) is built for sm_90a alone and
+# every file sees SA_WITH_HOPPER=1; without it that file is left out (as in CMake).
 set -euo pipefail
 out=$1
 shift
@@ -17,12 +19,19 @@ for a in $archs; do
     names+=("$a")
 done
 built=$(IFS=,; echo "${names[*]}")
+hopper=0
+case " $archs " in *" sm_90a "*) hopper=1 ;; esac
 : >"$out/ptxas.txt"
 pids=()
 for f in "$root"/kernels/src/*.cu "$root"/kernels/src/attn/*.cu; do
     o="$out/obj/$(basename "$f").o"
-    nvcc -std=c++17 -O3 ${SA_EXTRA_FLAGS:-} -Xcompiler -fPIC,-Wall,-Wextra,-Werror "${gencode[@]}" \
-        -DSA_BUILT_ARCHS="\"$built\"" -I"$root/kernels/include" -Xptxas -v \
+    fgen=("${gencode[@]}")
+    if [ "$(basename "$f")" = attn_hopper.cu ]; then
+        [ $hopper = 1 ] || continue
+        fgen=(-gencode arch=compute_90a,code=sm_90a)
+    fi
+    nvcc -std=c++17 -O3 ${SA_EXTRA_FLAGS:-} -Xcompiler -fPIC,-Wall,-Wextra,-Werror "${fgen[@]}" \
+        -DSA_WITH_HOPPER=$hopper -DSA_BUILT_ARCHS="\"$built\"" -I"$root/kernels/include" -Xptxas -v \
         -c "$f" -o "$o" >"$o.log" 2>&1 &
     pids+=($!)
 done

@@ -58,6 +58,10 @@ typedef enum sageattn_mode {
     SAGEATTN_MODE_INT8_FP16_F16ACC = 6, /* "int8-fp16-f16acc": int8-fp16 with an FP16 accumulator
                                            inside each 64-key tile, FP32 across tiles (fp16
                                            inputs; bf16 inputs run int8-fp16's FP32 form) */
+    SAGEATTN_MODE_INT8_FP8_WGMMA = 7,   /* "int8-fp8-wgmma": int8-fp8's arithmetic on Hopper's
+                                           warpgroup MMA (INT8 wgmma Q·Kᵀ, E4M3 wgmma P·V with a
+                                           fresh fp32 accumulator per 64-key tile). cc 9.0 only,
+                                           and only in a library built with sm_90a code */
 } sageattn_mode;
 
 typedef enum sageattn_dtype {
@@ -144,7 +148,8 @@ sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t w
 sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sageattn_mode *out);
 
 const char *sageattn_status_string(sageattn_status s);
-/* "auto" "int8-fp16" "int8-fp8" "fp16" "int8-fp8-bs" "int8-fp8-f16acc" "int8-fp16-f16acc";
+/* "auto" "int8-fp16" "int8-fp8" "fp16" "int8-fp8-bs" "int8-fp8-f16acc" "int8-fp16-f16acc"
+ * "int8-fp8-wgmma";
  * "unknown" for any other value. */
 const char *sageattn_mode_name(sageattn_mode m);
 /* A detailed message about the last failure on this host thread ("" if none). */

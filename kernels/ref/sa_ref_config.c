@@ -48,6 +48,8 @@ const char *sa_ref_mode_name(sageattn_mode mode)
         return "int8-fp8-f16acc";
     case SAGEATTN_MODE_INT8_FP16_F16ACC:
         return "int8-fp16-f16acc";
+    case SAGEATTN_MODE_INT8_FP8_WGMMA:
+        return "int8-fp8-wgmma";
     default:
         return "auto";
     }

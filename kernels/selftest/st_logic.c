@@ -171,6 +171,8 @@ int st_mode_from_name(const char *name)
         return SAGEATTN_MODE_INT8_FP8_F16ACC;
     if (strcmp(name, "int8-fp16-f16acc") == 0)
         return SAGEATTN_MODE_INT8_FP16_F16ACC;
+    if (strcmp(name, "int8-fp8-wgmma") == 0)
+        return SAGEATTN_MODE_INT8_FP8_WGMMA;
     return -1;
 }
 
@@ -207,6 +209,7 @@ struct st_bar st_bar_for_mode(int mode)
                     : mode == SAGEATTN_MODE_INT8_FP8         ? "int8-fp8"
                     : mode == SAGEATTN_MODE_INT8_FP8_BS      ? "int8-fp8-bs"
                     : mode == SAGEATTN_MODE_INT8_FP8_F16ACC  ? "int8-fp8-f16acc"
+                    : mode == SAGEATTN_MODE_INT8_FP8_WGMMA   ? "int8-fp8-wgmma"
                                                              : "fp16",
                     &b);
     return b;

@@ -221,6 +221,8 @@ const char *sageattn_mode_name(sageattn_mode m)
         return "int8-fp8-f16acc";
     case SAGEATTN_MODE_INT8_FP16_F16ACC:
         return "int8-fp16-f16acc";
+    case SAGEATTN_MODE_INT8_FP8_WGMMA:
+        return "int8-fp8-wgmma";
     }
     return "unknown";
 }

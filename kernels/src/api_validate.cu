@@ -105,7 +105,7 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
         snprintf(msg, n, "dtype %d is not supported: SAGEATTN_DTYPE_FP16 or _BF16", (int)p->dtype);
         return SAGEATTN_ERR_UNSUPPORTED_DTYPE;
     }
-    if (p->mode < SAGEATTN_MODE_AUTO || p->mode > SAGEATTN_MODE_INT8_FP16_F16ACC) {
+    if (p->mode < SAGEATTN_MODE_AUTO || p->mode > SAGEATTN_MODE_INT8_FP8_WGMMA) {
         snprintf(msg, n, "mode %d is not a sageattn_mode", (int)p->mode);
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
@@ -207,7 +207,7 @@ sageattn_status sa_mode_for_cc(sageattn_mode requested, int cc, sageattn_mode *o
             *out = (cc >= 89 && cc != 90) ? SAGEATTN_MODE_INT8_FP8 : SAGEATTN_MODE_INT8_FP16;
         return SAGEATTN_OK;
     }
-    if (requested < SAGEATTN_MODE_AUTO || requested > SAGEATTN_MODE_INT8_FP16_F16ACC) {
+    if (requested < SAGEATTN_MODE_AUTO || requested > SAGEATTN_MODE_INT8_FP8_WGMMA) {
         snprintf(msg, n, "mode %d is not a sageattn_mode", (int)requested);
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
@@ -216,6 +216,19 @@ sageattn_status sa_mode_for_cc(sageattn_mode requested, int cc, sageattn_mode *o
                  "mode %s needs FP8 tensor cores (compute capability 8.9 or newer); this "
                  "GPU is %d.%d: use int8-fp16 or auto",
                  sageattn_mode_name(requested), cc / 10, cc % 10);
+        return SAGEATTN_ERR_UNSUPPORTED_MODE;
+    }
+    if (requested == SAGEATTN_MODE_INT8_FP8_WGMMA && (cc != 90 || !SA_WITH_HOPPER)) {
+        if (cc != 90)
+            snprintf(msg, n,
+                     "mode int8-fp8-wgmma runs on Hopper only (compute capability 9.0, sm_90a "
+                     "code); this GPU is %d.%d: use int8-fp8 or auto",
+                     cc / 10, cc % 10);
+        else
+            snprintf(msg, n,
+                     "mode int8-fp8-wgmma needs a library built with sm_90a code (this one "
+                     "holds %s): rebuild with sm_90a among the archs, or use auto",
+                     SA_BUILT_ARCHS);
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
     if (requested == SAGEATTN_MODE_INT8_FP8_F16ACC && !SA_HAS_E4M3_F16ACC) {

@@ -63,7 +63,12 @@
 static inline int sa_mode_pv_fp8(sageattn_mode m)
 {
     return m == SAGEATTN_MODE_INT8_FP8 || m == SAGEATTN_MODE_INT8_FP8_BS ||
-           m == SAGEATTN_MODE_INT8_FP8_F16ACC;
+           m == SAGEATTN_MODE_INT8_FP8_F16ACC || m == SAGEATTN_MODE_INT8_FP8_WGMMA;
+}
+/* The pre-pass writes Q, K and Vᵀ in wgmma's core-matrix order (attn_hopper.cu). */
+static inline int sa_mode_wgmma_layout(sageattn_mode m)
+{
+    return m == SAGEATTN_MODE_INT8_FP8_WGMMA;
 }
 /* V's per-channel FP8 scale maps absmax to this (fp8 modes). */
 static inline float sa_mode_v_scale_max(sageattn_mode m)
@@ -113,6 +118,12 @@ static inline float sa_mode_v_scale_max(sageattn_mode m)
 #endif
 #ifndef SA_WITH_D128
 #define SA_WITH_D128 1
+#endif
+
+/* 1 when the library holds the sm_90a kernel of int8-fp8-wgmma (attn_hopper.cu, built only
+ * when the archs include sm_90a). */
+#ifndef SA_WITH_HOPPER
+#define SA_WITH_HOPPER 0
 #endif
 
 /* What sageattn_built_archs() reports; the build passes -DSA_BUILT_ARCHS="sm_90,sm_120a". */

@@ -112,5 +112,24 @@ int main()
     valid_params(&p);
     CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.nonfinite_flag == NULL, "no flag: %s",
           msg);
+
+    /* int8-fp8-wgmma: a valid mode value, but only for cc 9.0 in a library with sm_90a code
+     * (this test compiles api_validate.cu without SA_WITH_HOPPER, as a library without it);
+     * auto never picks it. */
+    valid_params(&p);
+    p.mode = SAGEATTN_MODE_INT8_FP8_WGMMA;
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK, "wgmma mode value rejected: %s", msg);
+    sageattn_mode resolved = SAGEATTN_MODE_AUTO;
+    CHECK(sa_mode_for_cc(SAGEATTN_MODE_INT8_FP8_WGMMA, 89, &resolved, msg, sizeof msg) ==
+                  SAGEATTN_ERR_UNSUPPORTED_MODE &&
+              strstr(msg, "Hopper only") != NULL,
+          "wgmma on 8.9: %s", msg);
+    CHECK(sa_mode_for_cc(SAGEATTN_MODE_INT8_FP8_WGMMA, 90, &resolved, msg, sizeof msg) ==
+                  SAGEATTN_ERR_UNSUPPORTED_MODE &&
+              strstr(msg, "sm_90a") != NULL,
+          "wgmma without sm_90a code: %s", msg);
+    CHECK(sa_mode_for_cc(SAGEATTN_MODE_AUTO, 90, &resolved, msg, sizeof msg) == SAGEATTN_OK &&
+              resolved == SAGEATTN_MODE_INT8_FP16,
+          "auto on 9.0 is int8-fp16");
     return sa_check_report("test_sa_validate");
 }

@@ -15,8 +15,9 @@
 const char *sageattn_mode_name(sageattn_mode m)
 {
     static const char *names[] = {"auto",        "int8-fp16",       "int8-fp8",        "fp16",
-                                  "int8-fp8-bs", "int8-fp8-f16acc", "int8-fp16-f16acc"};
-    return (int)m >= 0 && (int)m < 7 ? names[m] : "?";
+                                  "int8-fp8-bs", "int8-fp8-f16acc", "int8-fp16-f16acc",
+                                  "int8-fp8-wgmma"};
+    return (int)m >= 0 && (int)m < 8 ? names[m] : "?";
 }
 
 static void test_arch_rules(void)
@@ -45,8 +46,12 @@ static void test_arch_rules(void)
     CHECK(st_mode_from_name("int8-fp8-bs") == SAGEATTN_MODE_INT8_FP8_BS &&
               st_mode_from_name("int8-fp8-f16acc") == SAGEATTN_MODE_INT8_FP8_F16ACC &&
               st_mode_from_name("int8-fp16-f16acc") == SAGEATTN_MODE_INT8_FP16_F16ACC &&
+              st_mode_from_name("int8-fp8-wgmma") == SAGEATTN_MODE_INT8_FP8_WGMMA &&
               st_mode_from_name("int8-fp16-f16") == -1,
           "P·V variant names");
+    CHECK(st_bar_for_mode(SAGEATTN_MODE_INT8_FP8_WGMMA).rel_l1 ==
+              st_bar_for_mode(SAGEATTN_MODE_INT8_FP8).rel_l1,
+          "int8-fp8-wgmma answers to int8-fp8's bar");
     CHECK(st_bar_for_mode(SAGEATTN_MODE_INT8_FP16_F16ACC).rel_l1 ==
                   st_bar_for_mode(SAGEATTN_MODE_INT8_FP16).rel_l1 &&
               st_bar_for_mode(SAGEATTN_MODE_INT8_FP8_BS).cos ==

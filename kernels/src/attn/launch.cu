@@ -74,6 +74,12 @@ static cudaError_t sa_attn_call(sageattn_mode mode, int d_pad, int bf16,
         /* No bf16 MMA has an FP16 accumulator: bf16 inputs run int8-fp16's FP32 form. */
         return bf16 ? sa_attn_dispatch_int8_fp16(d_pad, bf16, a, batch, stream, probe)
                     : sa_attn_dispatch_int8_fp16_f16acc(d_pad, a, batch, stream, probe);
+    case SAGEATTN_MODE_INT8_FP8_WGMMA:
+#if SA_WITH_HOPPER
+        return sa_attn_dispatch_int8_fp8_wgmma(d_pad, bf16, a, batch, stream, probe);
+#else
+        return cudaErrorNoKernelImageForDevice;
+#endif
     default:
         return sa_attn_dispatch_fp16(d_pad, bf16, a, batch, stream, probe);
     }

@@ -5,6 +5,7 @@
  *             for the LSE) and for K (mean subtracted first), padded rows written as zeros
  *   vfp8:     V -> E4M3 Vᵀ in 64-token tiles ([b][h][tile][d][64]), zero-padded, tokens
  *             permuted inside groups of 16
+ * int8-fp8-wgmma takes the same values in wgmma's core-matrix order (sa_core_offset).
  * The numerics follow the constants in sa_internal.h; the C reference mirrors them. */
 #include <cuda_fp8.h>
 
@@ -31,6 +32,14 @@ __device__ __forceinline__ void sa_load8(const char *row, int c0, int d, float x
         for (int i = 0; i < 8; ++i)
             x[i] = c0 + i < d ? sa_to_float<BF16>(*(const uint16_t *)(row + (c0 + i) * 2)) : 0.0f;
     }
+}
+
+/* Byte offset of byte `col` of row `row` in a matrix of ROW_BYTES-byte rows stored as wgmma
+ * core matrices (8 rows x 16 bytes, 128 contiguous bytes): the 16-byte chunks of a group of 8
+ * rows follow each other, then the next group. A multiple of 8 rows is one contiguous block. */
+template <int ROW_BYTES> __device__ __forceinline__ size_t sa_core_offset(size_t row, int col)
+{
+    return (row / 8) * (8 * ROW_BYTES) + (size_t)(col / 16) * 128 + (row % 8) * 16 + col % 16;
 }
 
 struct sa_tensor_view {
@@ -117,6 +126,7 @@ struct sa_rowquant_args {
     int group;             /* Q heads per kv head (for dot_mean) */
     float *dot_out;        /* [b][heads][rows]: dot_mul * q.k̄ */
     float dot_mul;
+    int core_order;        /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
 };
 
 /* Rows each thread group of the row quantizer handles: their loads are issued together. */
@@ -176,7 +186,8 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_ro
             w[k / 4] |= (uint32_t)(q & 0xff) << (8 * (k % 4));
         }
         const size_t row = (size_t)bh * a.rows_pad + r;
-        *(uint2 *)(a.out + row * DP + c0) = make_uint2(w[0], w[1]);
+        *(uint2 *)(a.out + (a.core_order ? sa_core_offset<DP>(row, c0) : row * DP + c0)) =
+            make_uint2(w[0], w[1]);
         if (threadIdx.x % TPR == 0) {
             a.scale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
             if (a.dot_out && r < a.rows)
@@ -188,7 +199,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_ro
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_PRE_THREADS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
-                   unsigned char *vt)
+                   unsigned char *vt, int core_order)
 {
     constexpr int TPR = DP / 8;
     __shared__ float tile[SA_CTA_K][DP + 1];
@@ -217,9 +228,10 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
                 __nv_cvt_float_to_fp8(tile[grp * 16 + perm[p]][c], __NV_SATFINITE, __NV_E4M3);
             w[p / 4] |= (uint32_t)q << (8 * (p % 4));
         }
-        /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous */
-        *(uint4 *)(vt + ((size_t)bh * lk_pad + t0) * DP + c * SA_CTA_K + grp * 16) =
-            make_uint4(w[0], w[1], w[2], w[3]);
+        /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous; wgmma's
+         * order permutes the 16-byte pieces inside the tile */
+        const int at = core_order ? (int)sa_core_offset<SA_CTA_K>(c, grp * 16) : c * SA_CTA_K + grp * 16;
+        *(uint4 *)(vt + ((size_t)bh * lk_pad + t0) * DP + at) = make_uint4(w[0], w[1], w[2], w[3]);
     }
 }
 
@@ -255,6 +267,7 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     q.out = (signed char *)(ws + w->q8);
     q.scale = (float *)(ws + w->qscale);
     q.scale_mul = p->sm_scale * SA_LOG2E;
+    q.core_order = sa_mode_wgmma_layout(p->mode);
     q.group = p->hq / p->hkv;
     if (p->lse) {
         q.dot_mean = km;
@@ -274,12 +287,14 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.scale = (float *)(ws + w->kscale);
     k.scale_mul = 1.0f;
     k.sub_mean = km;
+    k.core_order = sa_mode_wgmma_layout(p->mode);
     k.group = 1;
     sa_rowquant_kernel<BF16, DP>
         <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k);
     if (fp8)
         sa_vfp8_kernel<BF16, DP><<<dim3(w->lk_pad / SA_CTA_K, bhk), SA_PRE_THREADS, 0, stream>>>(
-            vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt));
+            vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt),
+            sa_mode_wgmma_layout(p->mode));
     return cudaGetLastError();
 }
 

@@ -72,6 +72,10 @@ cudaError_t sa_attn_dispatch_int8_fp8_f16acc(int d_pad, int bf16, const struct s
 cudaError_t sa_attn_dispatch_int8_fp16_f16acc(int d_pad, const struct sa_attn_args *a, int batch,
                                               cudaStream_t stream, bool probe);
 
+/* int8-fp8-wgmma (attn_hopper.cu, sm_90a only; absent unless SA_WITH_HOPPER). */
+cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const struct sa_attn_args *a,
+                                            int batch, cudaStream_t stream, bool probe);
+
 /* Pre-pass launchers (quant.cu). */
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
                             char *ws, cudaStream_t stream);
