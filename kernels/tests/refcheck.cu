@@ -35,8 +35,8 @@ static const struct sa_case cases[] = {
 /* Every mode, issue 9's P·V variants included: the reference emulates their FP16 in-tile
  * accumulators, so the kernels must agree with it as closely as the FP32 forms do. */
 static const sageattn_mode modes[] = {
-    SAGEATTN_MODE_FP16,        SAGEATTN_MODE_INT8_FP16,       SAGEATTN_MODE_INT8_FP8,
-    SAGEATTN_MODE_INT8_FP8_BS, SAGEATTN_MODE_INT8_FP8_F16ACC, SAGEATTN_MODE_INT8_FP16_F16ACC,
+    SAGEATTN_MODE_FP16,          SAGEATTN_MODE_INT8_FP16,       SAGEATTN_MODE_INT8_FP8,
+    SAGEATTN_MODE_INT8_FP8_BS,   SAGEATTN_MODE_INT8_FP8_F16ACC, SAGEATTN_MODE_INT8_FP16_F16ACC,
     SAGEATTN_MODE_INT8_FP8_WGMMA}; /* int8-fp8's numbers; skipped where it cannot run */
 
 static size_t span_elems(const int64_t s[3], int b, int h, int l, int d)

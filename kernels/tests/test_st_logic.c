@@ -14,9 +14,9 @@
 /* st_report.c names modes through the library; the test links no GPU library. */
 const char *sageattn_mode_name(sageattn_mode m)
 {
-    static const char *names[] = {"auto",        "int8-fp16",       "int8-fp8",        "fp16",
-                                  "int8-fp8-bs", "int8-fp8-f16acc", "int8-fp16-f16acc",
-                                  "int8-fp8-wgmma"};
+    static const char *names[] = {
+        "auto",        "int8-fp16",       "int8-fp8",         "fp16",
+        "int8-fp8-bs", "int8-fp8-f16acc", "int8-fp16-f16acc", "int8-fp8-wgmma"};
     return (int)m >= 0 && (int)m < 8 ? names[m] : "?";
 }
 

@@ -14,6 +14,7 @@
  * sm_90a); the library then defines SA_WITH_HOPPER=1 and the API lets the mode run on cc 9.0. */
 #include "sa_kernels.h"
 #include "sa_ptx.cuh"
+#include "sa_softmax.cuh" /* SA_FFMA_SAFE_LOGIT */
 #include "sa_wgmma.cuh"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -22,7 +23,7 @@
 #define SA_HOPPER_CODE 0
 #endif
 
-#define SA_H_ROWS 64    /* query rows per block: one warpgroup, 16 rows per warp */
+#define SA_H_ROWS 64 /* query rows per block: one warpgroup, 16 rows per warp */
 #define SA_H_THREADS 128
 #ifndef SA_H_STAGES
 #define SA_H_STAGES 3 /* K/V tiles in flight */
@@ -33,10 +34,10 @@
 #endif
 
 template <int D> struct sa_htile {
-    static constexpr int Q_BYTES = SA_H_ROWS * D;     /* int8 Q, core-matrix order */
-    static constexpr int K_BYTES = SA_CTA_K * D;      /* int8 K tile */
-    static constexpr int V_BYTES = D * SA_CTA_K;      /* E4M3 Vᵀ tile */
-    static constexpr int KS_BYTES = SA_CTA_K * 4;     /* K scales of the tile */
+    static constexpr int Q_BYTES = SA_H_ROWS * D; /* int8 Q, core-matrix order */
+    static constexpr int K_BYTES = SA_CTA_K * D;  /* int8 K tile */
+    static constexpr int V_BYTES = D * SA_CTA_K;  /* E4M3 Vᵀ tile */
+    static constexpr int KS_BYTES = SA_CTA_K * 4; /* K scales of the tile */
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_BYTES;
     static constexpr int BAR_OFF = Q_BYTES + SA_H_STAGES * STAGE_BYTES;
     static constexpr int SMEM_BYTES = BAR_OFF + 8 * (SA_H_STAGES + 1);
@@ -51,12 +52,142 @@ __device__ __forceinline__ uint64_t sa_h_desc(uint32_t addr, uint32_t sbo)
     return SA_H_SWAP_LBO_SBO ? sa_wg_desc(addr, sbo, 128) : sa_wg_desc(addr, 128, sbo);
 }
 
+/* The main loop: 0 (default) runs one tile at a time (Q·Kᵀ, softmax, P·V, each waited);
+ * 1 issues Q·Kᵀ of tile j+1 before the softmax of tile j, so that the tensor cores work while
+ * the warpgroup computes exponentials. Measured on the H200 (bench/NOTES.md, "Hopper"): 1 is
+ * no faster at D=128 (+1%, within noise) and 25% slower at D=64, where its 188 registers allow
+ * 2 blocks per SM instead of 4; it stays as the starting point of warp specialization. */
+#ifndef SA_H_PIPELINE
+#define SA_H_PIPELINE 0
+#endif
+
+/* S = Q·Kᵀ for one 64-key tile, issued asynchronously (committed as one wgmma group). The
+ * int32 accumulators start at the float-bias bits (sa_biased_int_to_float). */
+template <int D>
+__device__ __forceinline__ void sa_h_issue_qk(int32_t (&acc)[32], uint32_t sQ, uint32_t sK)
+{
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        acc[i] = SA_INT_FLOAT_BIAS;
+    sa_wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk)
+        sa_wg_qk_s8(acc, sa_h_desc(sQ + kk * 256, sa_htile<D>::QK_SBO),
+                    sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO));
+    sa_wg_commit();
+}
+
+/* Per-thread softmax state of the two rows this thread holds (g and g+8 of its warp). */
+struct sa_h_rows {
+    int row0; /* first row (query index) */
+    float qs[2], mx[2], sum[2];
+};
+
+/* One tile after its S is complete: scores, masks, online softmax, P in E4M3, and the P·V
+ * wgmma into ot (issued and committed, not waited). Returns O's rescale factors in alpha. */
+template <int D>
+__device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float (&ot)[D / 2],
+                                                float alpha[2], sa_h_rows &r, const float *ks,
+                                                uint32_t sV, int k0, const sa_attn_args &a,
+                                                int diag, bool need_mask, int tq)
+{
+    float t[32];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+        const float2 kv = *(const float2 *)(ks + nt * 8 + 2 * tq);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const float k = (e & 1) ? kv.y : kv.x;
+            t[nt * 4 + e] = fmaf(__int_as_float(acc[nt * 4 + e]), k, -12582912.0f * k);
+        }
+    }
+    if (need_mask) {
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = k0 + nt * 8 + 2 * tq + (e & 1);
+                const int row = r.row0 + 8 * (e >> 1);
+                if (key >= a.lkv || (a.causal && key > row + diag))
+                    t[nt * 4 + e] = -INFINITY;
+            }
+    }
+    /* Online softmax in base 2; subtract first (the row max gives exactly p = 448) unless every
+     * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT). */
+    float m_use[2];
+    bool small = true;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        float m = r.mx[hh];
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+            m = fmaxf(m, fmaxf(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+        m_use[hh] = m == -INFINITY ? 0.0f : m;
+        alpha[hh] = r.mx[hh] == -INFINITY ? 0.0f : sa_exp2((r.mx[hh] - m_use[hh]) * r.qs[hh]);
+        r.mx[hh] = m;
+        r.sum[hh] *= alpha[hh];
+        small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
+    }
+    constexpr float P_LOG2 = 8.807354922057604f; /* log2(448): E4M3's scale in the exponent */
+    if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            const float mq = P_LOG2 - m_use[hh] * r.qs[hh];
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                    t[nt * 4 + 2 * hh + e] = sa_exp2(fmaf(t[nt * 4 + 2 * hh + e], r.qs[hh], mq));
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 32; ++i) {
+            const int hh = (i >> 1) & 1;
+            t[i] = sa_exp2(fmaf(t[i] - m_use[hh], r.qs[hh], P_LOG2));
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        r.sum[(i >> 1) & 1] += t[i];
+    /* P as the E4M3 A fragment: the pre-pass permuted each 16-key group of Vᵀ so that lane
+     * (g, tq)'s S columns are exactly its A columns (ALGORITHM.md). */
+    uint32_t pa[2][4];
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+        const int n = kk * 4;
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            pa[kk][hh] =
+                (uint32_t)sa_pack_e4m3x2(t[n * 4 + 2 * hh], t[n * 4 + 2 * hh + 1]) |
+                ((uint32_t)sa_pack_e4m3x2(t[(n + 1) * 4 + 2 * hh], t[(n + 1) * 4 + 2 * hh + 1])
+                 << 16);
+            pa[kk][2 + hh] =
+                (uint32_t)sa_pack_e4m3x2(t[(n + 2) * 4 + 2 * hh], t[(n + 2) * 4 + 2 * hh + 1]) |
+                ((uint32_t)sa_pack_e4m3x2(t[(n + 3) * 4 + 2 * hh], t[(n + 3) * 4 + 2 * hh + 1])
+                 << 16);
+        }
+    }
+    /* O_tile = P·V into a fresh fp32 accumulator (two-level accumulation). */
+    sa_wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+        const uint64_t vd = sa_h_desc(sV + kk * 256, sa_htile<D>::V_SBO);
+        if constexpr (D == 128)
+            sa_wg_pv_e4m3_n128(ot, pa[kk], vd, kk);
+        else
+            sa_wg_pv_e4m3_n64(ot, pa[kk], vd, kk);
+    }
+    sa_wg_commit();
+}
+
 template <int D, bool BF16>
 __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_attn_args a)
 {
 #if SA_HOPPER_CODE
     using T = sa_htile<D>;
-    constexpr int NO = D / 8; /* n8 chunks of O per thread row pair */
+    constexpr int NO = D / 8; /* n8 chunks of O */
     extern __shared__ __align__(128) char smem[];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, tq = lane % 4;
@@ -79,15 +210,20 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
     const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
     const float *ksg = a.kscale + bhk * a.lk_pad;
-    auto stage = [&](int s) { return sQ + T::Q_BYTES + s * T::STAGE_BYTES; };
+    auto stage = [&](int j) { return sQ + T::Q_BYTES + (j % SA_H_STAGES) * T::STAGE_BYTES; };
+    auto full_bar = [&](int j) { return bar0 + 8 * (j % SA_H_STAGES); };
     auto load_tile = [&](int j) {
-        const int s = j % SA_H_STAGES;
-        const uint32_t st = stage(s), bar = bar0 + 8 * s;
+        const uint32_t st = stage(j), bar = full_bar(j);
         const size_t k0 = (size_t)j * SA_CTA_K;
         sa_mbar_expect_tx(bar, T::STAGE_BYTES);
         sa_bulk_g2s(st, kg + k0 * D, T::K_BYTES, bar);
         sa_bulk_g2s(st + T::K_BYTES, vg + k0 * D, T::V_BYTES, bar);
         sa_bulk_g2s(st + T::K_BYTES + T::V_BYTES, ksg + k0, T::KS_BYTES, bar);
+    };
+    /* Tile j's stage is refilled SA_H_STAGES uses later: its barrier's phase parity. */
+    auto wait_tile = [&](int j) { sa_mbar_wait(full_bar(j), (j / SA_H_STAGES) & 1); };
+    auto ks_of = [&](int j) {
+        return (const float *)(smem + (stage(j) - sQ) + T::K_BYTES + T::V_BYTES);
     };
     if (tid == 0) {
         for (int s = 0; s <= SA_H_STAGES; ++s)
@@ -102,140 +238,95 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
             load_tile(j);
     }
 
-    /* This thread's rows: r[hh] = q0 + warp*16 + g + 8*hh. */
-    const int row0 = q0 + warp * 16 + g;
-    float qs[2], mx[2], sum[2];
+    sa_h_rows r;
+    r.row0 = q0 + warp * 16 + g; /* wgmma hands warp w rows 16w..16w+15 of the 64 */
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-        qs[hh] = a.qscale[bh * a.lq_pad + row0 + 8 * hh];
-        mx[hh] = -INFINITY;
-        sum[hh] = 0.0f;
+        r.qs[hh] = a.qscale[bh * a.lq_pad + r.row0 + 8 * hh];
+        r.mx[hh] = -INFINITY;
+        r.sum[hh] = 0.0f;
     }
     float o[NO * 4];
 #pragma unroll
     for (int i = 0; i < NO * 4; ++i)
         o[i] = 0.0f;
+    auto need_mask = [&](int k0) {
+        return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
+    };
+    /* After tile j's P·V: every thread is done with its stage (the wgmma reads completed at the
+     * wait), so it can be refilled with tile j + SA_H_STAGES. */
+    auto release = [&](int j) {
+        __syncthreads();
+        if (tid == 0 && j + SA_H_STAGES < n_kt)
+            load_tile(j + SA_H_STAGES);
+    };
 
-    /* The A descriptor spans the warpgroup's 64 rows; wgmma hands warp w rows 16w..16w+15. */
     sa_mbar_wait(qbar, 0); /* also when no key is visible: no copy may outlive the block */
-    for (int j = 0; j < n_kt; ++j) {
-        const int s = j % SA_H_STAGES;
-        const uint32_t sK = stage(s), sV = sK + T::K_BYTES, sKS = sV + T::V_BYTES;
-        sa_mbar_wait(bar0 + 8 * s, (j / SA_H_STAGES) & 1);
-
-        /* ---- S = Q·Kᵀ (64 x 64 int32; accumulators start at the float-bias bits) ---- */
-        int32_t acc[32];
+#if SA_H_PIPELINE
+    int32_t acc0[32], acc1[32];
+    float ot[NO * 4];
+#pragma unroll
+    for (int i = 0; i < NO * 4; ++i)
+        ot[i] = 0.0f;
+    /* Tile j's S is complete in cur; Q·Kᵀ of tile j+1 runs on the tensor cores (into nxt)
+     * while this warpgroup does tile j's softmax. */
+    auto step = [&](int j, int32_t(&cur)[32], int32_t(&nxt)[32]) {
+        if (j + 1 < n_kt) {
+            wait_tile(j + 1);
+            sa_h_issue_qk<D>(nxt, sQ, stage(j + 1));
+        }
+        float alpha[2];
+        sa_h_softmax_pv<D>(cur, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
+                           diag, need_mask(j * SA_CTA_K), tq);
+        sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < 32; ++i)
-            acc[i] = SA_INT_FLOAT_BIAS;
-        sa_wg_fence();
+            sa_wg_touch(nxt[i]);
 #pragma unroll
-        for (int kk = 0; kk < D / 32; ++kk)
-            sa_wg_qk_s8(acc, sa_h_desc(sQ + kk * 256, T::QK_SBO),
-                        sa_h_desc(sK + kk * 256, T::QK_SBO));
-        sa_wg_commit();
+        for (int i = 0; i < NO * 4; ++i) {
+            sa_wg_touch(ot[i]);
+            o[i] = fmaf(o[i], alpha[(i >> 1) & 1], ot[i]);
+        }
+        release(j);
+    };
+    if (n_kt > 0) {
+        wait_tile(0);
+        sa_h_issue_qk<D>(acc0, sQ, stage(0));
+        sa_wg_wait<0>();
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+            sa_wg_touch(acc0[i]);
+    }
+#pragma unroll 1
+    for (int j = 0; j < n_kt; j += 2) {
+        step(j, acc0, acc1);
+        if (j + 1 < n_kt)
+            step(j + 1, acc1, acc0);
+    }
+#else
+    for (int j = 0; j < n_kt; ++j) {
+        int32_t acc[32];
+        wait_tile(j);
+        sa_h_issue_qk<D>(acc, sQ, stage(j));
         sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < 32; ++i)
             sa_wg_touch(acc[i]);
-
-        /* ---- scores in raw units t = acc * k_scale[key]; masks ---- */
-        const int k0 = j * SA_CTA_K;
-        float t[32];
-        const float *ks = (const float *)(smem + (sKS - sQ));
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-            const float2 kv = *(const float2 *)(ks + nt * 8 + 2 * tq);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const float k = (e & 1) ? kv.y : kv.x;
-                t[nt * 4 + e] = fmaf(__int_as_float(acc[nt * 4 + e]), k, -12582912.0f * k);
-            }
-        }
-        const bool need_mask =
-            k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
-        if (need_mask) {
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int key = k0 + nt * 8 + 2 * tq + (e & 1);
-                    const int row = row0 + 8 * (e >> 1);
-                    if (key >= a.lkv || (a.causal && key > row + diag))
-                        t[nt * 4 + e] = -INFINITY;
-                }
-        }
-
-        /* ---- online softmax (base 2, subtract first: the row max gives exactly p = 448) ---- */
-        float alpha[2], m_use[2];
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            float m = mx[hh];
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
-                m = fmaxf(m, fmaxf(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
-            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-            m_use[hh] = m == -INFINITY ? 0.0f : m;
-            alpha[hh] = mx[hh] == -INFINITY ? 0.0f : sa_exp2((mx[hh] - m_use[hh]) * qs[hh]);
-            mx[hh] = m;
-            sum[hh] *= alpha[hh];
-        }
-#pragma unroll
-        for (int i = 0; i < NO * 4; ++i)
-            o[i] *= alpha[(i >> 1) & 1];
-#pragma unroll
-        for (int i = 0; i < 32; ++i) {
-            const int hh = (i >> 1) & 1;
-            t[i] = sa_exp2(fmaf(t[i] - m_use[hh], qs[hh], 8.807354922057604f));
-            sum[hh] += t[i];
-        }
-        /* P as the E4M3 A fragment: the pre-pass permuted each 16-key group of Vᵀ so that
-         * lane (g, tq)'s S columns are exactly its A columns (ALGORITHM.md). */
-        uint32_t pa[2][4];
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {
-            const int n = kk * 4;
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                pa[kk][hh] = (uint32_t)sa_pack_e4m3x2(t[n * 4 + 2 * hh], t[n * 4 + 2 * hh + 1]) |
-                             ((uint32_t)sa_pack_e4m3x2(t[(n + 1) * 4 + 2 * hh],
-                                                       t[(n + 1) * 4 + 2 * hh + 1])
-                              << 16);
-                pa[kk][2 + hh] =
-                    (uint32_t)sa_pack_e4m3x2(t[(n + 2) * 4 + 2 * hh], t[(n + 2) * 4 + 2 * hh + 1]) |
-                    ((uint32_t)sa_pack_e4m3x2(t[(n + 3) * 4 + 2 * hh], t[(n + 3) * 4 + 2 * hh + 1])
-                     << 16);
-            }
-        }
-
-        /* ---- O_tile = P·V (fresh fp32 accumulator), O += O_tile ---- */
-        float ot[NO * 4];
+        float ot[NO * 4], alpha[2];
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i)
             ot[i] = 0.0f;
-        sa_wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {
-            const uint64_t vd = sa_h_desc(sV + kk * 256, T::V_SBO);
-            if (D == 128)
-                sa_wg_pv_e4m3_n128(ot, pa[kk], vd, kk);
-            else
-                sa_wg_pv_e4m3_n64(ot, pa[kk], vd, kk);
-        }
-        sa_wg_commit();
+        sa_h_softmax_pv<D>(acc, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
+                           diag, need_mask(j * SA_CTA_K), tq);
         sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i) {
             sa_wg_touch(ot[i]);
-            o[i] += ot[i];
+            o[i] = fmaf(o[i], alpha[(i >> 1) & 1], ot[i]);
         }
-
-        /* Every thread is done with stage s (its wgmma reads completed at the wait above). */
-        __syncthreads();
-        if (tid == 0 && j + SA_H_STAGES < n_kt)
-            load_tile(j + SA_H_STAGES);
+        release(j);
     }
+#endif
 
     /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite flag ---- */
     char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
@@ -243,10 +334,10 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     bool nonfinite = false;
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-        float s_ = sum[hh];
+        float s_ = r.sum[hh];
         s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
         s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
-        const int row = row0 + 8 * hh;
+        const int row = r.row0 + 8 * hh;
         if (row >= a.lq)
             continue;
         const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
@@ -272,7 +363,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
         if (a.lse && tq == 0) {
             float l = -INFINITY;
             if (s_ > 0.0f) {
-                l = (mx[hh] * qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
+                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
                 if (a.qkm)
                     l += a.qkm[bh * a.lq + row];
             }

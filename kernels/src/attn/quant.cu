@@ -126,7 +126,7 @@ struct sa_rowquant_args {
     int group;             /* Q heads per kv head (for dot_mean) */
     float *dot_out;        /* [b][heads][rows]: dot_mul * q.k̄ */
     float dot_mul;
-    int core_order;        /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
+    int core_order; /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
 };
 
 /* Rows each thread group of the row quantizer handles: their loads are issued together. */
@@ -230,7 +230,8 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
         }
         /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous; wgmma's
          * order permutes the 16-byte pieces inside the tile */
-        const int at = core_order ? (int)sa_core_offset<SA_CTA_K>(c, grp * 16) : c * SA_CTA_K + grp * 16;
+        const int at =
+            core_order ? (int)sa_core_offset<SA_CTA_K>(c, grp * 16) : c * SA_CTA_K + grp * 16;
         *(uint4 *)(vt + ((size_t)bh * lk_pad + t0) * DP + at) = make_uint4(w[0], w[1], w[2], w[3]);
     }
 }
