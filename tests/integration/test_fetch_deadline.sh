@@ -43,7 +43,7 @@ seed_cache
 fetch drip --mirror "$M/drip/" --mirror "$M/ok/" --json
 [ $rc = 0 ] || fail "dripping mirror then a good one: exit $rc: $(cat "$T/drip.out")"
 [ $took -le 30 ] || fail "the dripping mirror held the run for $took s"
-grep -q "^/drip/$CCCL " "$T/server.log" || fail "the dripping mirror was not tried"
+server_log_wait "^/drip/$CCCL " || fail "the dripping mirror was not tried: $(cat "$T/server.log")"
 [ -d "$T/p/cuda/include/cccl" ] || fail "cccl was not installed"
 
 # A slow but honest mirror (256 KiB/s) above --min-rate: it delivers.

@@ -53,6 +53,19 @@ server_start() {
     M="http://127.0.0.1:$(cat "$T/port")"
 }
 
+# server_log_wait PATTERN: true once a line of the server's log matches (grep -E), waiting up to
+# 10 s. A paced response (drip, slow) is logged when it ends, which is after the client gave up
+# on it and so may come after sagebuild has already finished with the next mirror.
+server_log_wait() {
+    i=0
+    while [ $i -lt 100 ]; do
+        grep -Eq "$1" "$T/server.log" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
 sum_sizes() {
     python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
