@@ -6,7 +6,7 @@
 # package (sageattention.imports).
 . "$(dirname "$0")/doctor/lib.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-REAL_ELF=$repo/tests/fuzz/corpus/fuzz_fatbin/nvcc13-sass-ptx-variants.o # sm_86 sm_100a sm_120a; PTX compute_90a compute_120f
+REAL_ELF=$repo/tests/fuzz/corpus/fuzz_fatbin/nvcc13-sass-ptx-variants.elf # sm_86 sm_100a sm_120a; PTX compute_90a compute_120f
 mk_gcc "$T/bin" gcc 13.3.0
 mk_toolkit "$T/cuda" 13.0.88
 mk_torch "$T/site" 2.11.0+cu130 13.0

@@ -242,7 +242,7 @@ static void reads_what_nvcc_wrote(void **state)
     (void)state;
     size_t len = 0;
     char *data =
-        fs_read_file("tests/fuzz/corpus/fuzz_fatbin/nvcc13-sass-ptx-variants.o", 1 << 20, &len);
+        fs_read_file("tests/fuzz/corpus/fuzz_fatbin/nvcc13-sass-ptx-variants.elf", 1 << 20, &len);
     if (!data) {
         skip(); /* run from the repository root (make unit-test does) */
     }
