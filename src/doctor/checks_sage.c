@@ -3,7 +3,7 @@
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
-#include "build/record.h"
+#include "kernel_build/record.h"
 #include "install/decide.h"
 #include "wheel/wheelfmt.h"
 #include "util/fs.h"

@@ -1,11 +1,11 @@
 /* sagebuild mirror: a redist-shaped tree (manifests + archives) from the download cache, for any
  * static web server to serve a whole fleet. */
 #include "cmd.h"
-#include "fetch/catalog.h"
-#include "fetch/manifest.h"
-#include "fetch/pathsafe.h"
-#include "fetch/resolve.h"
-#include "fetch/verify.h"
+#include "fetch/sources/catalog.h"
+#include "fetch/sources/manifest.h"
+#include "fetch/engine/pathsafe.h"
+#include "fetch/sources/resolve.h"
+#include "fetch/engine/verify.h"
 #include "util/fs.h"
 #include "util/plural.h"
 #include "util/strbuf.h"

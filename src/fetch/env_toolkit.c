@@ -1,4 +1,4 @@
-#include "fetch/env_toolkit.h"
+#include "env_toolkit.h"
 #include "all/stages.h"
 #include "probe/cuda_home.h"
 #include "util/fs.h"

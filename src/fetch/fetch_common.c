@@ -1,5 +1,5 @@
-#include "fetch/fetch_common.h"
-#include "fetch/resolve.h"
+#include "fetch_common.h"
+#include "fetch/sources/resolve.h"
 #include "probe/torch.h"
 #include "util/fs.h"
 #include "util/strbuf.h"

@@ -2,7 +2,7 @@
 #ifndef SB_FETCH_COMMON_H
 #define SB_FETCH_COMMON_H
 
-#include "fetch/download.h"
+#include "fetch/engine/download.h"
 
 /* Download options from the environment: SAGEBUILD_TIMEOUT (the window over which the minimum
  * rate is judged, default 30 s; connect timeout is half of it, at most 15), SAGEBUILD_RETRIES

@@ -1,4 +1,4 @@
-#include "fetch/fetch_fix.h"
+#include "fetch_fix.h"
 
 #include <stdlib.h>
 #include <string.h>

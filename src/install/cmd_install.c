@@ -2,8 +2,8 @@
  * (ComfyUI) runs with. Checks the python, builds for this machine's GPUs when the build lacks
  * them, runs the self-test so the recommendation is fresh, makes the wheel and installs it with
  * that python's pip, offline, then imports it with that python. */
-#include "build/api.h"
-#include "build/record.h"
+#include "kernel_build/api.h"
+#include "kernel_build/record.h"
 #include "cmd.h"
 #include "install/decide.h"
 #include "probe/gpu.h"

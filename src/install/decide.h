@@ -3,7 +3,7 @@
 #ifndef SB_INSTALL_DECIDE_H
 #define SB_INSTALL_DECIDE_H
 
-#include "build/arch.h"
+#include "kernel_build/arch.h"
 
 /* What the target interpreter says about itself (install_probe_script prints it). */
 struct py_facts {

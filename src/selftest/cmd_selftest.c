@@ -2,9 +2,9 @@
  * cannot take the CLI down), reads its JSON, shows per GPU and mode whether it is safe to use
  * and whether it met its engineering goal, and records the recommended mode per GPU in
  * <build>/recommendation.json for the sageattention package. */
-#include "build/run.h"
+#include "kernel_build/run.h"
 #include "cmd.h"
-#include "fetch/verify.h"
+#include "fetch/engine/verify.h"
 #include "probe/gpu.h"
 #include "selftest/recommendation.h"
 #include "selftest/render.h"

@@ -1,5 +1,5 @@
 #include "selftest/report.h"
-#include "build/arch.h"
+#include "kernel_build/arch.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>

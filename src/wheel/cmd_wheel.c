@@ -1,6 +1,6 @@
 /* sagebuild wheel: packs a build (or builds one for --arch first, in-process) with the drop-in
  * `sageattention` package into a wheel that pip installs offline. */
-#include "build/api.h"
+#include "kernel_build/api.h"
 #include "cmd.h"
 #include "util/cli.h"
 #include "util/fs.h"

@@ -1,5 +1,5 @@
 #include "wheel/pack.h"
-#include "fetch/verify.h"
+#include "fetch/engine/verify.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

@@ -1,0 +1,142 @@
+#include "postcheck.h"
+#include "probe/host_compiler.h"
+#include "util/fs.h"
+#include "util/proc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char postcheck_source[] =
+    "#include <cuda_fp16.h>\n"
+    "#include <cuda_bf16.h>\n"
+    "#include <cuda_fp8.h>\n"
+    "#include <cuda_runtime.h>\n"
+    "__global__ void mix(__half *h, const __nv_bfloat16 *b, const __nv_fp8_e4m3 *f)\n"
+    "{\n"
+    "    h[threadIdx.x] = __float2half(__bfloat162float(b[threadIdx.x]) + float(f[threadIdx.x]));\n"
+    "}\n"
+    "int main(void)\n"
+    "{\n"
+    "    mix<<<1, 32>>>(nullptr, nullptr, nullptr);\n"
+    "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
+    "}\n";
+
+void hostcc_free(struct hostcc_choice *h)
+{
+    free(h->cc);
+    free(h->cxx);
+    free(h->note);
+    memset(h, 0, sizeof *h);
+}
+
+void hostcc_choose(const char *root, struct hostcc_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->gcc_max = -1;
+    char *hc = host_config_find(root);
+    if (hc) {
+        char *text = fs_read_file(hc, 1 << 20, NULL);
+        struct host_limits lim;
+        if (text && host_config_parse(text, &lim) == 0)
+            out->gcc_max = lim.gcc_max;
+        free(text);
+        free(hc);
+    }
+    const char *cc = host_compiler_default(getenv("CC"));
+    struct compiler_info ci;
+    if (probe_compiler(cc, &ci) == 0 &&
+        (ci.is_clang || out->gcc_max < 0 || ci.version.part[0] <= out->gcc_max)) {
+        const char *cxx = getenv("CXX");
+        out->cc = xstrdup(cc);
+        out->cxx = xstrdup(cxx && *cxx ? cxx : (ci.is_clang ? "clang++" : "g++"));
+        out->note = xasprintf("%s %d is within this toolkit's limit (gcc <= %d)", cc,
+                              ci.version.part[0], out->gcc_max);
+        compiler_info_free(&ci);
+        return;
+    }
+    int found_major = ci.found ? ci.version.part[0] : -1;
+    compiler_info_free(&ci);
+    if (out->gcc_max >= 0 &&
+        host_compiler_find_fitting(out->gcc_max, NULL, &out->cc, &out->cxx) >= 0) {
+        out->note = xasprintf("%s %d is newer than this toolkit accepts (gcc <= %d); using %s", cc,
+                              found_major, out->gcc_max, out->cc);
+        return;
+    }
+    out->note = found_major >= 0
+                    ? xasprintf("%s %d is newer than this toolkit accepts (gcc <= %d) and no "
+                                "gcc-N on PATH fits; install gcc-%d",
+                                cc, found_major, out->gcc_max, out->gcc_max)
+                    : xasprintf("no host C compiler found (%s); install gcc", cc);
+}
+
+int postcheck_trace_uses_root(const char *trace, const char *root)
+{
+    /* ld -t prints each input it opens; the libcudart line must lie under root. */
+    const char *p = trace;
+    int seen = 0;
+    while (p && *p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        char *line = xstrndup(p, len);
+        if (strstr(line, "libcudart")) {
+            seen = 1;
+            if (!strstr(line, root)) {
+                free(line);
+                return 0;
+            }
+        }
+        free(line);
+        p = eol ? eol + 1 : NULL;
+    }
+    return seen;
+}
+
+int postcheck_compile(const char *root, const char *cxx, struct strbuf *log)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char *dir = xasprintf("%s/sagebuild-check-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(dir)) {
+        sb_addf(log, "cannot create a temporary folder: %s\n", strerror(errno));
+        free(dir);
+        return -1;
+    }
+    char *src = fs_join(dir, "check.cu"), *exe = fs_join(dir, "check");
+    char *nvcc = fs_join(root, "bin/nvcc");
+    int rc = -1;
+    if (fs_write_file(src, postcheck_source, strlen(postcheck_source)) < 0) {
+        sb_addf(log, "cannot write %s: %s\n", src, strerror(errno));
+        goto out;
+    }
+    /* Shared libcudart, as torch links it (-L$CUDA_HOME/lib64 -lcudart). The environment's
+     * search paths are cleared so only the tree's own files can satisfy the build. */
+    const char *argv[] = {nvcc, "-ccbin", cxx, "-cudart", "shared", "-Xlinker",
+                          "-t", "-o",     exe, src,       NULL};
+    const char *env[] = {
+        "LIBRARY_PATH",      "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "NVCC_PREPEND_FLAGS",
+        "NVCC_APPEND_FLAGS", NULL};
+    struct proc_opts po = {
+        .timeout_ms = POSTCHECK_TIMEOUT_MS, .merge_stderr = 1, .env_set = env, .cwd = dir};
+    struct proc_result pr;
+    int ran = proc_run(argv, &po, &pr);
+    if (ran != 0) {
+        char why[128];
+        sb_addf(log, "nvcc -ccbin %s: %s\n%s", cxx, proc_describe(&pr, why, sizeof why),
+                pr.out ? pr.out : "");
+    } else if (!postcheck_trace_uses_root(pr.out, root)) {
+        sb_addf(log, "the program linked, but not against %s/lib64/libcudart\n", root);
+    } else {
+        rc = 0;
+    }
+    proc_result_free(&pr);
+out:
+    unlink(src);
+    unlink(exe);
+    rmdir(dir);
+    free(src);
+    free(exe);
+    free(nvcc);
+    free(dir);
+    return rc;
+}

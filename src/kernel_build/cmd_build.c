@@ -1,0 +1,568 @@
+/* sagebuild build: compiles kernels/ with CMake for the asked archs, with an nvcc and a host
+ * compiler chosen by the doctor's rules, and records what it did in <out>/build-record.json. */
+#include "api.h"
+#include "arch.h"
+#include "cmake.h"
+#include "gpus.h"
+#include "outcome.h"
+#include "plan.h"
+#include "products.h"
+#include "progress.h"
+#include "ptxas.h"
+#include "record.h"
+#include "run.h"
+#include "srcinfo.h"
+#include "toolchain.h"
+#include "cmd.h"
+#include "probe/resources.h"
+#include "util/cli.h"
+#include "util/datadir.h"
+#include "util/fs.h"
+#include "util/out.h"
+#include "util/xdg.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: sagebuild build [--arch LIST|native|all] [--cuda-home DIR] [--host-cc PATH]\n"
+          "                       [--out DIR] [--head-dims 64,128] [--jobs N] [--timeout SECONDS]\n"
+          "                       [--force] [--verbose] [--json]\n\n"
+          "Compiles the bundled attention kernels (libsageattn.so, sageattn.h, sageattn.pc,\n"
+          "sageattn-selftest) for the chosen GPU archs and installs them into --out.\n\n"
+          "  --arch LIST       sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a sm_121a, comma-\n"
+          "                    separated; 'native' (default): the GPUs present; 'all': every\n"
+          "                    arch but sm_90a\n"
+          "  --cuda-home DIR   the toolkit to use; default: the newest one fetch-cuda installed,\n"
+          "                    else $CUDA_HOME, $CUDA_PATH, nvcc on PATH, /usr/local/cuda\n"
+          "  --host-cc PATH    the host C++ compiler for nvcc (-ccbin); default: $CUDAHOSTCXX,\n"
+          "                    $CXX, $CC, g++, or the newest g++-N that nvcc accepts\n"
+          "  --out DIR         install prefix (default $XDG_DATA_HOME/sagebuild/sageattn)\n"
+          "  --head-dims LIST  native head dims to compile: 64, 128 or both (default)\n"
+          "  --jobs N          parallel compile jobs (default: cores, at most one per 4 GB of\n"
+          "                    available memory)\n"
+          "  --timeout SECONDS limit for each CMake step (default 3600)\n"
+          "  --force           rebuild everything, from a clean CMake build folder\n"
+          "  -v, --verbose     show CMake's and the compilers' output as it runs\n"
+          "  --json            print the result as JSON\n\n"
+          "A second build with nothing changed does no work. The full output of a build is kept\n"
+          "in <out>/build.log (its tail is shown on a failure); on a terminal one line shows the\n"
+          "step, the file being compiled and the time so far. A build that compiled nothing\n"
+          "keeps the record and log of the build that made the files. Interrupted (Ctrl-C,\n"
+          "SIGTERM), it stops CMake and the compilers and leaves the installed files, record\n"
+          "and log as they were. Exit status: 0 built or up to date, 2 error, 64 usage.\n",
+          f);
+}
+
+static int parse_opts(int argc, char **argv, struct build_opts *o)
+{
+    static const struct option longopts[] = {
+        {"arch", required_argument, NULL, 'a'},
+        {"cuda-home", required_argument, NULL, 'c'},
+        {"host-cc", required_argument, NULL, 'H'},
+        {"out", required_argument, NULL, 'o'},
+        {"head-dims", required_argument, NULL, 'd'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"json", no_argument, NULL, 'J'},
+        {"force", no_argument, NULL, 'f'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    build_opts_init(o);
+    int c;
+    while ((c = getopt_long(argc, argv, "hj:v", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            o->arch = optarg;
+            break;
+        case 'c':
+            o->cuda_home = optarg;
+            break;
+        case 'H':
+            o->host_cc = optarg;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case 'd':
+            o->head_dims = optarg;
+            break;
+        case 'j':
+            if (cli_int_arg("build", "jobs", optarg, 1, 1024, &o->jobs))
+                return SB_EXIT_USAGE;
+            break;
+        case 't':
+            if (cli_int_arg("build", "timeout", optarg, 1, 7 * 24 * 3600, &o->timeout_s))
+                return SB_EXIT_USAGE;
+            break;
+        case 'J':
+            o->json = 1;
+            break;
+        case 'f':
+            o->force = 1;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return SB_EXIT_USAGE;
+        }
+    }
+    return cli_no_operands("build", argc, argv, optind);
+}
+
+/* Refuses, before compiling, every asked arch this nvcc cannot build. */
+static int check_archs(const struct arch_list *archs, const struct toolchain *tc,
+                       struct build_outcome *res)
+{
+    struct arch_list ok = {0};
+    struct strbuf why = STRBUF_INIT;
+    int first_bad = -1;
+    for (int k = 0; k < archs->n; k++) {
+        char *r = build_arch_refusal(archs->idx[k], &tc->nvcc.version.release,
+                                     (const char *const *)tc->nvcc.archs, tc->nvcc.narchs);
+        if (!r) {
+            ok.idx[ok.n++] = archs->idx[k];
+            continue;
+        }
+        if (first_bad < 0)
+            first_bad = archs->idx[k];
+        sb_addf(&why, "%s%s", why.len ? "; " : "", r);
+        free(r);
+    }
+    if (first_bad < 0) {
+        sb_free(&why);
+        return 0;
+    }
+    char *fix = build_arch_fix(first_bad, &tc->nvcc.version.release, &ok);
+    build_outcome_error(res, SB_EXIT_ERROR,
+                        xasprintf("nvcc at %s cannot build what was asked: %s",
+                                  tc->nvcc.path ? tc->nvcc.path : tc->cuda_home, sb_str(&why)),
+                        fix);
+    sb_free(&why);
+    return -1;
+}
+
+static char *utc_now(void)
+{
+    char buf[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return xstrdup(buf);
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int outputs_present(const char *out)
+{
+    static const char *const files[] = {"lib/libsageattn.so", "include/sageattn.h",
+                                        "lib/pkgconfig/sageattn.pc", "bin/sageattn-selftest"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *p = fs_join(out, files[i]);
+        int ok = fs_exists(p);
+        free(p);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static char *read_tail(const char *path)
+{
+    size_t len = 0;
+    char *text = path ? fs_read_file(path, 8u << 20, &len) : NULL;
+    char *tail = text ? xstrdup(build_log_tail(text, len, 40)) : NULL;
+    free(text);
+    return tail;
+}
+
+/* The terminal's progress line: redrawn from the log a few times a second. */
+struct progress_tick {
+    const char *stage; /* "configure", "compile", "install" */
+    const char *log_path;
+    double t0;
+    int width;
+};
+
+static double wall_now(void);
+
+static void draw_progress(void *arg)
+{
+    const struct progress_tick *t = arg;
+    struct build_progress p;
+    int have = strcmp(t->stage, "compile") == 0 && build_progress_read(t->log_path, &p);
+    char *line = build_progress_line(t->stage, have ? &p : NULL, wall_now() - t->t0, t->width);
+    printf("\r\033[K%s", line);
+    fflush(stdout);
+    free(line);
+}
+
+/* Configure, build, install; measures the whole. record_path is removed before the install
+ * step: until then the installed files and their record are the last build's, untouched by a
+ * failed or interrupted compile. 0 or -1 with res->error set. */
+static int compile(const struct build_plan *plan, const struct step_io *io_in,
+                   const char *record_path, struct build_outcome *res, double *cpu)
+{
+    char **steps[3] = {build_cmake_configure_argv(plan), build_cmake_build_argv(plan),
+                       build_cmake_install_argv(plan)};
+    static const char *const names[3] = {"CMake configure", "compile", "install"};
+    static const char *const stages[3] = {"configure", "compile", "install"};
+    struct step_io io = *io_in;
+    struct progress_tick *tick = io.tick_arg;
+    static const char *const fixes[3] = {
+        "read the CMake error above; `sagebuild doctor` checks the toolkit and compilers",
+        "read the first error above; if the machine ran out of memory, lower --jobs",
+        "check that --out is writable"};
+    int rc = 0;
+    *cpu = 0;
+    for (int s = 0; s < 3 && rc == 0; s++) {
+        struct proc_result pr;
+        double step_cpu = 0;
+        if (tick)
+            tick->stage = stages[s];
+        if (s == 2)
+            unlink(record_path);
+        if (build_run_step(steps[s], &io, &pr, &step_cpu) < 0) {
+            char why[160];
+            if (tick)
+                printf("\r\033[K");
+            res->log_tail = io.stream ? NULL : read_tail(io.log_path);
+            build_outcome_error(res, SB_EXIT_ERROR,
+                                xasprintf("%s %s", names[s], proc_describe(&pr, why, sizeof why)),
+                                xstrdup(pr.timed_out ? "raise --timeout, or lower --jobs if the "
+                                                       "machine was swapping"
+                                                     : fixes[s]));
+            rc = -1;
+        }
+        *cpu += step_cpu;
+        proc_result_free(&pr);
+    }
+    if (tick && rc == 0)
+        printf("\r\033[K");
+    fflush(stdout);
+    for (int s = 0; s < 3; s++)
+        build_argv_free(steps[s]);
+    return rc;
+}
+
+/* CMake cannot switch generator or compilers in an existing cache: start that folder afresh. */
+static void drop_stale_cache(const struct build_plan *plan, struct build_outcome *res)
+{
+    char *cache_path = fs_join(plan->build_dir, "CMakeCache.txt");
+    char *cache = fs_read_file(cache_path, 4u << 20, NULL);
+    char *why = cache ? cmake_cache_mismatch(cache, plan->generator, plan->nvcc, plan->host_cxx,
+                                             plan->kernels_dir)
+                      : NULL;
+    if (why) {
+        sb_addf(&res->notes, "%s: starting from a fresh %s\n", why, plan->build_dir);
+        fs_remove_tree(plan->build_dir);
+    }
+    free(why);
+    free(cache);
+    free(cache_path);
+}
+
+/* --out, absolute (CMake reads a relative install prefix against its build folder), else the
+ * XDG default. Heap string. */
+void build_opts_init(struct build_opts *o)
+{
+    *o = (struct build_opts){
+        .arch = "native", .head_dims = "64,128", .timeout_s = BUILD_DEFAULT_TIMEOUT_S};
+}
+
+char *build_out_dir(const char *flag)
+{
+    if (flag && flag[0] == '/')
+        return xstrdup(flag);
+    if (flag) {
+        char *cwd = getcwd(NULL, 0);
+        char *abs = fs_join(cwd ? cwd : ".", flag);
+        free(cwd);
+        return abs;
+    }
+    char *data = xdg_data_dir();
+    char *dir = fs_join(data ? data : ".", "sageattn");
+    free(data);
+    return dir;
+}
+
+int build_run(const struct build_opts *o, struct build_outcome *res)
+{
+    res->out_dir = build_out_dir(o->out);
+    char *kernels = datadir_find("kernels");
+    char *lists = kernels ? fs_join(kernels, "CMakeLists.txt") : NULL;
+    if (!lists || !fs_is_file(lists)) {
+        build_outcome_error(
+            res, SB_EXIT_ERROR,
+            xasprintf("the kernel sources (kernels/CMakeLists.txt) were not found%s%s",
+                      kernels ? " in " : "", kernels ? kernels : ""),
+            xstrdup("set SAGEBUILD_DATADIR to the folder that holds kernels/, or "
+                    "reinstall sagebuild (make install)"));
+        free(kernels);
+        free(lists);
+        return -1;
+    }
+    free(lists);
+
+    struct gpu_cc gpus[16];
+    int ngpus = 0;
+    if (strstr(o->arch, "native")) { /* only `native` needs the GPUs */
+        char *why = NULL;
+        ngpus = build_gpus_present(gpus, 16, &why);
+        if (why)
+            sb_addf(&res->notes, "GPU probe: %s\n", why);
+        free(why);
+    }
+    struct arch_list archs;
+    char *notes = NULL, *err = NULL;
+    if (build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err) < 0) {
+        int usage_error = strncmp(err, "--arch native", 13) != 0; /* not about the GPUs */
+        build_outcome_error(res, usage_error ? SB_EXIT_USAGE : SB_EXIT_ERROR, err,
+                            xstrdup("sagebuild build --arch sm_120a   (RTX 50; sm_89: RTX 40; "
+                                    "sm_90: H100/H200; see --help)"));
+        free(kernels);
+        return -1;
+    }
+    if (notes)
+        sb_adds(&res->notes, notes);
+    free(notes);
+
+    int dims[BUILD_MAX_HEAD_DIMS], ndims = 0;
+    if (build_parse_head_dims(o->head_dims, dims, &ndims, &err) < 0) {
+        build_outcome_error(res, SB_EXIT_USAGE, err, xstrdup("--head-dims 64,128"));
+        free(kernels);
+        return -1;
+    }
+
+    struct toolchain tc;
+    char *fix = NULL;
+    struct cmake_info cm = {0};
+    int rc = -1, lock_fd = -1;
+    /* The toolkit first: which archs can be built depends on its nvcc, and refusing them comes
+     * before anything else is probed or run. */
+    if (toolchain_choose_cuda(o->cuda_home, &tc, &err, &fix) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR, err, fix);
+        goto done;
+    }
+    if (check_archs(&archs, &tc, res) < 0)
+        goto done;
+    if (toolchain_choose_host(o->host_cc, &tc, &err, &fix) < 0 ||
+        cmake_probe(&cm, &err, &fix) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR, err, fix);
+        goto done;
+    }
+    if (tc.host_note)
+        sb_addf(&res->notes, "%s\n", tc.host_note);
+
+    /* What this build is made of: compared with the last record to skip work. */
+    struct build_record *w = &res->rec;
+    res->have_rec = 1;
+    char vb[32];
+    w->sagebuild_version = xstrdup(SAGEBUILD_VERSION);
+    w->archs = build_arch_join(&archs, ",");
+    w->head_dims = build_join_head_dims(dims, ndims, ",");
+    w->nvcc_path = xstrdup(tc.nvcc.path);
+    w->nvcc_version = xstrdup(
+        version_str(tc.nvcc.version.full.nparts ? &tc.nvcc.version.full : &tc.nvcc.version.release,
+                    vb, sizeof vb));
+    w->cuda_home = xstrdup(tc.cuda_home);
+    w->cuda_home_rule = xstrdup(tc.chosen_by);
+    w->host_cxx_path = xstrdup(tc.host_cxx);
+    w->host_cxx_version = xstrdup(version_str(&tc.host_version, vb, sizeof vb));
+    w->generator = xstrdup(cm.generator);
+    w->cmake_version = xstrdup(version_str(&cm.version, vb, sizeof vb));
+    w->kernels_dir = fs_realpath(kernels);
+    if (!(w->source_hash = srcinfo_hash_tree(kernels, &err))) {
+        build_outcome_error(res, SB_EXIT_ERROR, err, xstrdup("check the kernels folder's files"));
+        goto done;
+    }
+    w->source_revision = srcinfo_git_revision(kernels);
+
+    /* One build at a time per output folder: two would share one CMake tree. The lock goes with
+     * the process, so a killed build leaves nothing to clean up. */
+    if (fs_mkdir_p(res->out_dir, 0755) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR, xasprintf("cannot create %s: %m", res->out_dir),
+                            xstrdup("choose a writable --out DIR"));
+        goto done;
+    }
+    char *lock_path = fs_join(res->out_dir, ".build.lock");
+    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(lock_path);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        build_outcome_error(res, SB_EXIT_ERROR,
+                            xasprintf("another sagebuild build is using %s", res->out_dir),
+                            xstrdup("wait for it to finish, or build into another --out DIR"));
+        goto done;
+    }
+    char *record_path = fs_join(res->out_dir, BUILD_RECORD_NAME);
+    char *prev_text = fs_read_file(record_path, 1 << 20, NULL);
+    struct build_record prev;
+    int have_prev = prev_text && build_record_from_json(prev_text, &prev) == 0;
+    free(prev_text);
+    enum build_freshness fresh = build_decide(
+        have_prev ? &prev : NULL, w, outputs_present(res->out_dir), o->force, &res->reason);
+    if (fresh == BUILD_UP_TO_DATE) {
+        /* Report the build that made these files: its flags and times, not empty ones. */
+        build_record_free(w);
+        *w = prev;
+        res->up_to_date = 1;
+        rc = 0;
+        free(record_path);
+        goto done;
+    }
+    char *build_dir = fs_join(res->out_dir, "cmake-build");
+    /* --force means from clean: with the old tree kept, ninja would find nothing to do. */
+    if (o->force && fs_exists(build_dir)) {
+        sb_addf(&res->notes, "--force: starting from a clean %s\n", build_dir);
+        fs_remove_tree(build_dir);
+    }
+
+    struct resources rs;
+    probe_resources(res->out_dir, &rs);
+    char *archs_cmake = build_arch_join(&archs, ";");
+    char *dims_cmake = build_join_head_dims(dims, ndims, ";");
+    struct build_plan plan = {.cmake = cm.path,
+                              .kernels_dir = w->kernels_dir,
+                              .build_dir = build_dir,
+                              .out_dir = res->out_dir,
+                              .generator = cm.generator,
+                              .nvcc = tc.nvcc.path,
+                              .host_cxx = tc.host_cxx,
+                              .archs = archs_cmake,
+                              .head_dims = dims_cmake,
+                              .jobs = o->jobs ? o->jobs
+                                              : build_jobs_for(rs.cores, rs.mem_avail_kb * 1024)};
+    resources_free(&rs);
+    w->jobs = plan.jobs;
+    drop_stale_cache(&plan, res);
+    char **configure = build_cmake_configure_argv(&plan);
+    for (w->nflags = 0; configure[w->nflags]; w->nflags++)
+        ;
+    w->flags = configure; /* the record owns it now */
+
+    /* The output goes to a log in the build tree while it runs, and becomes <out>/build.log
+     * only when it is the log of a real build (or of a failure): an interrupted build leaves
+     * the last one's log, and a build that compiled nothing does not hide it. */
+    int stream = o->verbose && !o->json;
+    int progress = !stream && !o->json && isatty(STDOUT_FILENO);
+    char *running_log = build_progress_log_path(res->out_dir);
+    char *final_log = fs_join(res->out_dir, "build.log");
+    fs_mkdir_p(build_dir, 0755);
+    unlink(running_log);
+    struct progress_tick tick = {"configure", running_log, wall_now(), out_width(stdout)};
+    struct step_io io = {stream, stream ? NULL : running_log, o->timeout_s * 1000,
+                         progress ? draw_progress : NULL, progress ? &tick : NULL};
+    if (!o->json)
+        printf("building %s (head dims %s) with nvcc %s, %s %s, %s -j%d: %s\n", w->archs,
+               w->head_dims, w->nvcc_version, w->host_cxx_path, w->host_cxx_version, w->generator,
+               plan.jobs, res->reason);
+    fflush(stdout);
+    double t0 = wall_now();
+    double products_before = build_products_newest(build_dir);
+    if (compile(&plan, &io, record_path, res, &w->cpu_seconds) == 0) {
+        int compiled = build_products_newest(build_dir) > products_before;
+        if (!compiled && have_prev) {
+            /* Nothing compiled or linked: the installed files are the last real build's, so
+             * its times, nvcc command and log stay; the inputs are the ones asked now. */
+            w->cpu_seconds = prev.cpu_seconds;
+            w->wall_seconds = prev.wall_seconds;
+            w->jobs = prev.jobs;
+            w->finished_at = prev.finished_at;
+            w->nvcc_command = prev.nvcc_command;
+            w->have_ptxas = prev.have_ptxas;
+            w->ptxas = prev.ptxas;
+            prev.finished_at = prev.nvcc_command = NULL;
+            res->up_to_date = res->compiled_nothing = 1;
+            sb_addf(&res->notes,
+                    "nothing needed compiling: the files are the ones built %s; its record and "
+                    "log are kept\n",
+                    w->finished_at ? w->finished_at : "before");
+            unlink(running_log);
+        } else {
+            w->wall_seconds = wall_now() - t0;
+            w->finished_at = utc_now();
+            char *cc_path = fs_join(build_dir, "compile_commands.json");
+            char *cc_text = fs_read_file(cc_path, 16u << 20, NULL);
+            w->nvcc_command = cmake_first_cuda_command(cc_text);
+            free(cc_text);
+            free(cc_path);
+            if (!stream && rename(running_log, final_log) == 0)
+                res->log_path = xstrdup(final_log);
+            /* ptxas' register and spill reports: a summary in the record, the rest in the log */
+            size_t log_len = 0;
+            char *log_text = stream ? NULL : fs_read_file(final_log, 64u << 20, &log_len);
+            w->have_ptxas = log_text && ptxas_summarize(log_text, log_len, &w->ptxas);
+            free(log_text);
+        }
+        char *json = build_record_to_json(w);
+        if (fs_write_file(record_path, json, strlen(json)) < 0)
+            sb_addf(&res->notes, "could not write %s: %m\n", record_path);
+        free(json);
+        rc = 0;
+    } else if (!stream && rename(running_log, final_log) == 0) {
+        /* the failure's own output is what the next person needs to read */
+        res->log_path = xstrdup(final_log);
+    }
+    if (have_prev)
+        build_record_free(&prev);
+    free(running_log);
+    free(final_log);
+    free(archs_cmake);
+    free(dims_cmake);
+    free(build_dir);
+    free(record_path);
+done:
+    if (lock_fd >= 0)
+        close(lock_fd);
+    cmake_info_free(&cm);
+    toolchain_free(&tc);
+    free(kernels);
+    return rc;
+}
+
+int cmd_build(int argc, char **argv, const struct global_opts *g)
+{
+    struct build_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != SB_EXIT_OK)
+        return rc < 0 ? SB_EXIT_OK : rc;
+    struct build_outcome res;
+    memset(&res, 0, sizeof res);
+    if (build_run(&o, &res) == 0)
+        res.exit_code = SB_EXIT_OK;
+    else if (!res.error)
+        build_outcome_error(&res, SB_EXIT_INTERNAL, xstrdup("build failed for no known reason"),
+                            NULL);
+    if (o.json) {
+        char *json = build_outcome_json(&res);
+        fputs(json, stdout);
+        free(json);
+    } else {
+        struct out_style st;
+        out_style_init(&st, res.error ? stderr : stdout, g->no_color);
+        build_outcome_print(&res, res.error ? stderr : stdout, st.color);
+    }
+    rc = res.exit_code;
+    build_outcome_free(&res);
+    return rc;
+}
