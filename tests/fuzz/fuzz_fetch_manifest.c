@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fetch/manifest.h"
-#include "fetch/pathsafe.h"
-#include "fetch/resolve.h"
+#include "fetch/sources/manifest.h"
+#include "fetch/engine/pathsafe.h"
+#include "fetch/sources/resolve.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fetch/pathsafe.h"
-#include "fetch/unpack.h"
+#include "fetch/engine/pathsafe.h"
+#include "fetch/engine/unpack.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

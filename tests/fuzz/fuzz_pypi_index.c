@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fetch/pypi_index.h"
-#include "fetch/pypi_wheel.h"
+#include "fetch/sources/pypi_index.h"
+#include "fetch/sources/pypi_wheel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

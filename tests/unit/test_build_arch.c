@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/arch.h"
+#include "kernel_build/arch.h"
 
 static const char *name_of(int i)
 {

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/cmake.h"
-#include "build/plan.h"
-#include "build/run.h"
-#include "build/srcinfo.h"
-#include "build/toolchain.h"
+#include "kernel_build/cmake.h"
+#include "kernel_build/plan.h"
+#include "kernel_build/run.h"
+#include "kernel_build/srcinfo.h"
+#include "kernel_build/toolchain.h"
 #include "util/cli.h"
 
 static void parses_head_dims(void **state)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/progress.h"
+#include "kernel_build/progress.h"
 
 static const char ninja_log[] =
     "$ cmake -S kernels -B out/cmake-build -G Ninja\n"

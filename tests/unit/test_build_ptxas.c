@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "build/ptxas.h"
+#include "kernel_build/ptxas.h"
 
 static const char log_text[] =
     "[1/15] Building CUDA object CMakeFiles/sageattn.dir/src/attn/attn_fp16.cu.o\n"

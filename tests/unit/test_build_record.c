@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build/record.h"
-#include "build/srcinfo.h"
+#include "kernel_build/record.h"
+#include "kernel_build/srcinfo.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fetch/beneath.h"
+#include "fetch/engine/beneath.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/unpack_budget.h"
+#include "fetch/engine/unpack_budget.h"
 
 static void real_archives_fit(void **state)
 {

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fetch/download.h"
-#include "fetch/install.h"
-#include "fetch/layout.h"
-#include "fetch/verify.h"
+#include "fetch/engine/download.h"
+#include "fetch/engine/install.h"
+#include "fetch/engine/layout.h"
+#include "fetch/engine/verify.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

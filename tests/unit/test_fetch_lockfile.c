@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/lockfile.h"
-#include "fetch/postcheck.h"
+#include "fetch/engine/lockfile.h"
+#include "fetch/engine/postcheck.h"
 
 static const struct lock_component comps[] = {
     {"cuda_nvcc", "13.0.88", "cuda_nvcc/x.tar.xz", "aa", 10, "http://m/cuda_nvcc/x.tar.xz"},

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/manifest.h"
-#include "fetch/pathsafe.h"
+#include "fetch/sources/manifest.h"
+#include "fetch/engine/pathsafe.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

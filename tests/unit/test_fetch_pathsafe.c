@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/install.h"
-#include "fetch/pathsafe.h"
+#include "fetch/engine/install.h"
+#include "fetch/engine/pathsafe.h"
 
 static void relative_paths(void **state)
 {

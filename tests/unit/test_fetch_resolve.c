@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/download.h"
+#include "fetch/engine/download.h"
 #include "fetch/fetch_common.h"
-#include "fetch/manifest.h"
-#include "fetch/pathsafe.h"
-#include "fetch/resolve.h"
+#include "fetch/sources/manifest.h"
+#include "fetch/engine/pathsafe.h"
+#include "fetch/sources/resolve.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fetch/unpack.h"
+#include "fetch/engine/unpack.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

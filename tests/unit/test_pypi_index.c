@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/pypi_index.h"
+#include "fetch/sources/pypi_index.h"
 #include "util/strbuf.h"
 #include "util/url.h"
 

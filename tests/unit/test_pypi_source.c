@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fetch/pypi_source.h"
-#include "fetch/pypi_stub.h"
+#include "fetch/sources/pypi_source.h"
+#include "fetch/sources/pypi_stub.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 

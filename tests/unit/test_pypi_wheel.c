@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch/pypi_wheel.h"
+#include "fetch/sources/pypi_wheel.h"
 #include "util/strbuf.h"
 
 static void wheel_names(void **state)
