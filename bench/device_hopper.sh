@@ -1,36 +1,69 @@
 #!/bin/bash
-# int8-fp8-wgmma (issue 13) on a Hopper GPU, in one device call from the repository root:
-#   bash bench/build.sh .device-carry/hopper sm_90a      # here (nvcc 13.0), then carry it
-#   bash bench/device_hopper.sh [LIB]                 # there (carry .device-carry)
-# bench.py's full accuracy matrix and key speed shapes for int8-fp8-wgmma next to int8-fp16 and
-# SDPA (with the per-kernel profile), compute-sanitizer memcheck on the small cases, and an ncu
-# summary of the attention kernel at D=128 L=16K. Writes $OUT/{bench.json,bench.log,
-# memcheck.txt,ncu.txt}; the short table last. (The session's runs of issue 13 did these steps
-# from .gpu/hopper/ scripts; bench/results/h200-hopper-* hold their output.)
+# int8-fp8-wgmma (issue 13) variants on a Hopper GPU, chosen among in one device call:
+#   bash bench/build_hopper_variants.sh .gpu/hopper2     # here (nvcc 13.0), then carry .gpu/hopper2
+#   bash bench/device_hopper.sh [DIR] [BUDGET_S]       # there, from the repository root
+# DIR (default .gpu/hopper2) holds variants.txt and <name>/libsageattn.so per variant ("base" =
+# the landed kernel). Per variant, under its own time limit (a hung variant costs 75 s, not the
+# call): bench.py's full accuracy matrix and the key speed shapes for int8-fp8-wgmma. Once:
+# int8-fp16 and SDPA (flash, cuDNN) at the same shapes. Then the table and the best correct
+# variant (bench/hopper_variants_summary.py), and, while BUDGET_S (default 330) lasts,
+# compute-sanitizer memcheck and racecheck over the small accuracy cases and an ncu summary of
+# the best one. Writes $OUT/summary.txt, $OUT/gpu.txt and $OUT/logs.tgz (every log and JSON).
 set -o pipefail
 export PYTHONUNBUFFERED=1
-LIB=${1:-.device-carry/hopper/libsageattn.so}
+DIR=${1:-.gpu/hopper2}
+BUDGET=${2:-330}
 OUT=${OUT:-/tmp/hopper-out}
-mkdir -p "$OUT"
+mkdir -p "$OUT/logs"
 T0=$(date +%s)
 el() { echo "[$(($(date +%s) - T0))s] $*"; }
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv | tee "$OUT/gpu.txt"
-if ! python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "$LIB" 2>"$OUT/load.txt"; then
-    echo "library $LIB does not load ($(cat "$OUT/load.txt")): building it here"
-    bash bench/build.sh /tmp/sa-hopper sm_90a >"$OUT/build.txt" 2>&1 || { tail -40 "$OUT/build.txt"; exit 1; }
-    LIB=/tmp/sa-hopper/libsageattn.so
+[ -f "$DIR/variants.txt" ] || { echo "no $DIR/variants.txt: run bench/build_hopper_variants.sh"; exit 2; }
+names=$(cut -d'|' -f1 "$DIR/variants.txt")
+cp "$DIR/variants.txt" "$OUT/logs/"
+cat "$DIR"/*/ptxas.txt >"$OUT/logs/ptxas.txt" 2>/dev/null
+for n in $names; do
+    lib=$DIR/$n/libsageattn.so
+    [ "$(left)" -gt 100 ] || { el "$n skipped: budget"; continue; }
+    timeout 75 python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma --speed-shapes key \
+        --no-sdpa --out "$OUT/logs/v_$n.json" >"$OUT/logs/v_$n.log" 2>&1
+    rc=$?
+    el "$n rc=$rc $(grep -E '^D=128 L=16384 B=1  H=32 full' "$OUT/logs/v_$n.log" | tail -1)"
+done
+first=$(echo "$names" | head -1)
+timeout 90 python3 bench/bench.py --lib "$DIR/$first/libsageattn.so" --modes int8-fp16 \
+    --skip-accuracy --speed-shapes key --out "$OUT/logs/ref.json" >"$OUT/logs/ref.log" 2>&1
+el "int8-fp16 + SDPA rc=$?"
+# shellcheck disable=SC2086
+python3 bench/hopper_variants_summary.py "$OUT/logs" $names | tee "$OUT/summary.txt"
+best=$(tail -1 "$OUT/summary.txt" | awk '{print $2}')
+if [ "$best" != none ] && [ "$(left)" -gt 60 ]; then
+    lib=$DIR/$best/libsageattn.so
+    timeout $(($(left) > 100 ? 90 : $(left) - 10)) compute-sanitizer --tool memcheck \
+        --error-exitcode 9 python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma \
+        --skip-speed --sanitize --no-sdpa >"$OUT/logs/memcheck_$best.txt" 2>&1
+    el "memcheck $best rc=$? $(grep -E "ERROR SUMMARY" "$OUT/logs/memcheck_$best.txt" | tail -1)" |
+        tee -a "$OUT/summary.txt"
 fi
-timeout 150 python3 bench/bench.py --lib "$LIB" --modes int8-fp8-wgmma,int8-fp16 --speed-shapes key \
-    --profile --out "$OUT/bench.json" >"$OUT/bench.log" 2>&1
-el "bench rc=$?"
-timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 python3 bench/bench.py --lib "$LIB" \
-    --modes int8-fp8-wgmma --skip-speed --sanitize --no-sdpa >"$OUT/memcheck.txt" 2>&1
-el "memcheck rc=$? $(grep -E "ERROR SUMMARY" "$OUT/memcheck.txt" | tail -1)"
-timeout 90 ncu --clock-control none -k regex:sa_hopper_kernel -c 1 --section SpeedOfLight \
-    --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
-    --section LaunchStats python3 bench/ncu_one.py --lib "$LIB" --modes int8-fp8-wgmma \
-    >"$OUT/ncu.txt" 2>&1
-el "ncu rc=$?"
-grep -E "Duration|Compute \(SM\) Throughput|Issue Slots Busy|Achieved Occupancy" "$OUT/ncu.txt"
-grep -E "^TOPS|^D=|^accuracy|^profile" "$OUT/bench.log" | tail -14
+if [ "$best" != none ] && [ "$(left)" -gt 45 ]; then
+    lib=$DIR/$best/libsageattn.so
+    timeout $(($(left) - 25)) ncu --clock-control none -k regex:sa_hopper -c 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats \
+        --section ComputeWorkloadAnalysis --section LaunchStats \
+        python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma >"$OUT/logs/ncu_$best.txt" 2>&1
+    el "ncu $best rc=$?"
+    grep -E "Duration|Compute \(SM\) Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy" \
+        "$OUT/logs/ncu_$best.txt" | tee -a "$OUT/summary.txt"
+fi
+if [ "$best" != none ] && [ "$(left)" -gt 30 ]; then
+    lib=$DIR/$best/libsageattn.so
+    timeout $(($(left) - 10)) compute-sanitizer --tool racecheck --error-exitcode 9 \
+        python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma --skip-speed --sanitize \
+        --no-sdpa >"$OUT/logs/racecheck_$best.txt" 2>&1
+    el "racecheck $best rc=$? $(grep -E "RACECHECK SUMMARY|ERROR SUMMARY" \
+        "$OUT/logs/racecheck_$best.txt" | tail -1)" | tee -a "$OUT/summary.txt"
+fi
+tar -czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
+el "done: $OUT/summary.txt, $OUT/logs.tgz"

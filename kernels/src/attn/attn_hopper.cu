@@ -83,13 +83,13 @@ struct sa_h_rows {
     float qs[2], mx[2], sum[2];
 };
 
-/* One tile after its S is complete: scores, masks, online softmax, P in E4M3, and the P·V
- * wgmma into ot (issued and committed, not waited). Returns O's rescale factors in alpha. */
-template <int D>
-__device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float (&ot)[D / 2],
-                                                float alpha[2], sa_h_rows &r, const float *ks,
-                                                uint32_t sV, int k0, const sa_attn_args &a,
-                                                int diag, bool need_mask, int tq)
+/* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
+ * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
+ * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
+template <bool ROW_SUM>
+__device__ __forceinline__ void
+sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_h_rows &r,
+             const float *ks, int k0, const sa_attn_args &a, int diag, bool need_mask, int tq)
 {
     float t[32];
 #pragma unroll
@@ -127,7 +127,8 @@ __device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float 
         m_use[hh] = m == -INFINITY ? 0.0f : m;
         alpha[hh] = r.mx[hh] == -INFINITY ? 0.0f : sa_exp2((r.mx[hh] - m_use[hh]) * r.qs[hh]);
         r.mx[hh] = m;
-        r.sum[hh] *= alpha[hh];
+        if (ROW_SUM)
+            r.sum[hh] *= alpha[hh];
         small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
     }
     constexpr float P_LOG2 = 8.807354922057604f; /* log2(448): E4M3's scale in the exponent */
@@ -148,12 +149,13 @@ __device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float 
             t[i] = sa_exp2(fmaf(t[i] - m_use[hh], r.qs[hh], P_LOG2));
         }
     }
+    if (ROW_SUM) {
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
-        r.sum[(i >> 1) & 1] += t[i];
+        for (int i = 0; i < 32; ++i)
+            r.sum[(i >> 1) & 1] += t[i];
+    }
     /* P as the E4M3 A fragment: the pre-pass permuted each 16-key group of Vᵀ so that lane
      * (g, tq)'s S columns are exactly its A columns (ALGORITHM.md). */
-    uint32_t pa[2][4];
 #pragma unroll
     for (int kk = 0; kk < 2; ++kk) {
         const int n = kk * 4;
@@ -169,6 +171,18 @@ __device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float 
                  << 16);
         }
     }
+}
+
+/* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma
+ * into a fresh fp32 accumulator ot (issued and committed, not waited). */
+template <int D>
+__device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float (&ot)[D / 2],
+                                                float alpha[2], sa_h_rows &r, const float *ks,
+                                                uint32_t sV, int k0, const sa_attn_args &a,
+                                                int diag, bool need_mask, int tq)
+{
+    uint32_t pa[2][4];
+    sa_h_softmax<true>(acc, pa, alpha, r, ks, k0, a, diag, need_mask, tq);
     /* O_tile = P·V into a fresh fp32 accumulator (two-level accumulation). */
     sa_wg_fence();
 #pragma unroll
@@ -378,21 +392,40 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
 #endif
 }
 
-template <int D, bool BF16>
-static cudaError_t sa_hopper_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
+#include "sa_hopper_ws.cuh"
+
+/* The kernel the mode runs: 0 = one warpgroup per block (measured, bench/NOTES.md "Hopper"),
+ * 1 = warp-specialized (sa_hopper_ws.cuh). */
+#ifndef SA_H_WS
+#define SA_H_WS 0
+#endif
+
+template <typename K>
+static cudaError_t sa_hopper_launch(K kernel, int smem, int rows, int threads,
+                                    const sa_attn_args *a, int batch, cudaStream_t stream,
+                                    bool probe)
 {
-    const auto kernel = sa_hopper_kernel<D, BF16>;
     if (probe) {
         cudaFuncAttributes fa;
         return cudaFuncGetAttributes(&fa, kernel);
     }
-    const int smem = sa_htile<D>::SMEM_BYTES;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess)
         return e;
-    const dim3 grid((a->lq + SA_H_ROWS - 1) / SA_H_ROWS, a->hq, batch);
-    kernel<<<grid, SA_H_THREADS, smem, stream>>>(*a);
+    const dim3 grid((a->lq + rows - 1) / rows, a->hq, batch);
+    kernel<<<grid, threads, smem, stream>>>(*a);
     return cudaGetLastError();
+}
+
+template <int D, bool BF16>
+static cudaError_t sa_hopper_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
+{
+    if constexpr (SA_H_WS)
+        return sa_hopper_launch(sa_hopper_ws_kernel<D, BF16>, sa_hw_cfg<D>::SMEM_BYTES,
+                                sa_hw_cfg<D>::ROWS, sa_hw_cfg<D>::THREADS, a, batch, stream, probe);
+    else
+        return sa_hopper_launch(sa_hopper_kernel<D, BF16>, sa_htile<D>::SMEM_BYTES, SA_H_ROWS,
+                                SA_H_THREADS, a, batch, stream, probe);
 }
 
 cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const sa_attn_args *a, int batch,

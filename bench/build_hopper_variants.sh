@@ -1,0 +1,53 @@
+#!/bin/bash
+# Builds one libsageattn.so per int8-fp8-wgmma variant (issue 13), for one GPU call to choose
+# among them (bench/device_hopper.sh):
+#   bash bench/build_hopper_variants.sh OUTROOT [NAME...]      e.g. .gpu/hopper2
+# Every library holds all modes for sm_90a; only attn_hopper.cu's compile flags differ. The
+# shared objects are built once (bench/build.sh OUTROOT/base sm_90a, the landed default kernel),
+# then attn_hopper.cu is recompiled per variant and linked with them. The first variant is the
+# one the GPU script measures first (the main candidate); "base" is the landed kernel. Writes OUTROOT/<name>/
+# {libsageattn.so,ptxas.txt}, OUTROOT/variants.txt (name, flags; the order the GPU script runs
+# them in) and stops with an error if any variant spills registers.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$1
+shift
+# name|flags: the candidates (kernels/src/attn/sa_hopper_ws.cuh explains each switch).
+all_variants=(
+    "ws|-DSA_H_WS=1"
+    "ws_q|-DSA_H_WS=1 -DSA_HW_QREG=1"
+    "base|"
+    "ws_nopp|-DSA_H_WS=1 -DSA_HW_PINGPONG=0"
+    "ws_fadd|-DSA_H_WS=1 -DSA_HW_ROWSUM_MMA=0"
+    "ws_seq|-DSA_H_WS=1 -DSA_HW_OVERLAP=0"
+    "ws_q_d64nc2_s8|-DSA_H_WS=1 -DSA_HW_QREG=1 -DSA_HW_NC64=2 -DSA_HW_STAGES=8"
+)
+want=" ${*:-} "
+mkdir -p "$out"
+bash "$root/bench/build.sh" "$out/base" sm_90a
+: >"$out/variants.txt"
+objs=()
+for o in "$out"/base/obj/*.o; do
+    [ "$(basename "$o")" = attn_hopper.cu.o ] || objs+=("$o")
+done
+for v in "${all_variants[@]}"; do
+    name=${v%%|*}
+    flags=${v#*|}
+    [ "$want" = "  " ] || case "$want" in *" $name "*) ;; *) continue ;; esac
+    echo "$name|$flags" >>"$out/variants.txt"
+    [ "$name" = base ] && continue
+    mkdir -p "$out/$name"
+    # shellcheck disable=SC2086
+    nvcc -std=c++17 -O3 $flags -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+        -gencode arch=compute_90a,code=sm_90a -DSA_WITH_HOPPER=1 -DSA_BUILT_ARCHS='"sm_90a"' \
+        -I"$root/kernels/include" -Xptxas -v -c "$root/kernels/src/attn/attn_hopper.cu" \
+        -o "$out/$name/attn_hopper.o" >"$out/$name/ptxas.txt" 2>&1 ||
+        { cat "$out/$name/ptxas.txt"; exit 1; }
+    nvcc -shared -o "$out/$name/libsageattn.so" "${objs[@]}" "$out/$name/attn_hopper.o"
+    echo "built $out/$name/libsageattn.so ($flags)"
+done
+grep -h -A2 "sa_hopper" "$out"/*/ptxas.txt | grep -E "spill" | grep -v " 0 bytes spill stores, 0 bytes spill loads" &&
+    { echo "a variant spills (see $out/*/ptxas.txt)"; exit 1; }
+grep -h -E "Potential Performance Loss|wgmma.*serializ" "$out"/*/ptxas.txt &&
+    { echo "ptxas serialized wgmma in a variant (see $out/*/ptxas.txt)"; exit 1; }
+echo "variants in $out/variants.txt: $(cut -d'|' -f1 "$out/variants.txt" | tr '\n' ' ')"

@@ -1,0 +1,397 @@
+/* int8-fp8-wgmma, warp-specialized form (SA_H_WS=1; included by attn_hopper.cu after the shared
+ * pieces: sa_h_rows, sa_h_desc, sa_h_softmax). One block = 1 + NC warpgroups:
+ *
+ *  - warpgroup 0, the producer: gives most of its registers back (setmaxnreg.dec) and one thread
+ *    issues the bulk copies: the block's Q rows once, then each 64-key stage (int8 K, E4M3 Vᵀ,
+ *    K scales) into a ring of SA_HW_STAGES stages as soon as the consumers have released it
+ *    (an "empty" mbarrier per stage, next to the "full" one the copies complete on);
+ *  - warpgroups 1..NC, the consumers: 64 query rows each (the block: 64·NC rows), more registers
+ *    (setmaxnreg.inc), all reading the same K/V stages (one copy per 64·NC rows instead of 64).
+ *
+ * Per consumer and tile j (SA_HW_OVERLAP): issue Q·Kᵀ(j) and P·V(j−1) back to back, then wait
+ * for Q·Kᵀ(j) only and run tile j's softmax while P·V(j−1) is on the tensor cores; fold P·V(j−1)
+ * into O after. With SA_HW_PINGPONG the consumers take turns issuing (named barriers in a ring),
+ * so one warpgroup's softmax runs while the next one's wgmma batch does.
+ *
+ * Row sums (SA_HW_ROWSUM_MMA): each stage carries, right after its Vᵀ tile, one n8 group of E4M3
+ * ones; P·V runs as n = D + 8 and the extra columns are P's row sums, accumulated like O (one FFMA
+ * per row per tile instead of one FADD per score), and consistent with the E4M3 P that O used. */
+#ifndef SA_HOPPER_WS_CUH
+#define SA_HOPPER_WS_CUH
+
+#ifndef SA_HW_STAGES
+#define SA_HW_STAGES 5
+#endif
+#ifndef SA_HW_PINGPONG
+#define SA_HW_PINGPONG 1
+#endif
+#ifndef SA_HW_OVERLAP
+#define SA_HW_OVERLAP 1
+#endif
+/* 1: each consumer keeps its Q tile in registers (the wgmma A fragment, D/8 registers) instead
+ * of having every Q·Kᵀ wgmma read it from shared memory again (halves Q·Kᵀ's shared reads). */
+#ifndef SA_HW_QREG
+#define SA_HW_QREG 0
+#endif
+#ifndef SA_HW_ROWSUM_MMA
+#define SA_HW_ROWSUM_MMA 1
+#endif
+/* Consumer warpgroups per block, per head dim (one block per SM either way). */
+#ifndef SA_HW_NC128
+#define SA_HW_NC128 2
+#endif
+#ifndef SA_HW_NC64
+#define SA_HW_NC64 3
+#endif
+
+template <int D> struct sa_hw_cfg {
+    static constexpr int NC = D == 128 ? SA_HW_NC128 : SA_HW_NC64;
+    static constexpr int THREADS = 128 * (NC + 1);
+    static constexpr int ROWS = 64 * NC;
+    /* Registers: the entry count is 65536 / THREADS (one block per SM); the producer drops to
+     * 24 and the consumers share the rest, in multiples of 8. */
+    static constexpr int PRODUCER_REGS = 24;
+    static constexpr int CONSUMER_REGS = ((65536 / 128 - PRODUCER_REGS) / NC) / 8 * 8 > 240
+                                             ? 240
+                                             : ((65536 / 128 - PRODUCER_REGS) / NC) / 8 * 8;
+    static constexpr int Q_BYTES = ROWS * D;
+    static constexpr int K_BYTES = SA_CTA_K * D;
+    static constexpr int V_BYTES = D * SA_CTA_K;
+    static constexpr int ONES_BYTES = SA_HW_ROWSUM_MMA ? 8 * SA_CTA_K : 0;
+    static constexpr int KS_BYTES = SA_CTA_K * 4;
+    static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + KS_BYTES;
+    static constexpr int BAR_OFF = Q_BYTES + SA_HW_STAGES * STAGE_BYTES;
+    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * SA_HW_STAGES + 1);
+    static constexpr int OT = SA_HW_ROWSUM_MMA ? D / 2 + 4 : D / 2; /* P·V accumulator */
+    static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
+    static_assert(NC >= 2 || !SA_HW_PINGPONG, "ping-pong needs two consumer warpgroups");
+};
+
+/* P·V of one tile into ot (fresh: the first k step does not accumulate). */
+template <int D>
+__device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
+                                               const uint32_t (&pa)[2][4], uint32_t sV)
+{
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+        const uint64_t vd = sa_h_desc(sV + kk * 256, sa_htile<D>::V_SBO);
+        if constexpr (D == 128 && SA_HW_ROWSUM_MMA)
+            sa_wg_pv_e4m3_n136(ot, pa[kk], vd, kk);
+        else if constexpr (D == 128)
+            sa_wg_pv_e4m3_n128(ot, pa[kk], vd, kk);
+        else if constexpr (SA_HW_ROWSUM_MMA)
+            sa_wg_pv_e4m3_n72(ot, pa[kk], vd, kk);
+        else
+            sa_wg_pv_e4m3_n64(ot, pa[kk], vd, kk);
+    }
+}
+
+/* S = Q·Kᵀ for one 64-key tile with Q from registers (qa), committed as one wgmma group. */
+template <int D>
+__device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
+                                                  const uint32_t (&qa)[D / 32][4], uint32_t sK)
+{
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        acc[i] = SA_INT_FLOAT_BIAS;
+    sa_wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk)
+        sa_wg_qk_s8_ra(acc, qa[kk], sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO));
+    sa_wg_commit();
+}
+
+template <int D, bool BF16>
+__global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
+    sa_hopper_ws_kernel(const sa_attn_args a)
+{
+#if SA_HOPPER_CODE
+    using C = sa_hw_cfg<D>;
+    constexpr int NC = C::NC, S = SA_HW_STAGES;
+    constexpr int NO = D / 8; /* n8 chunks of O */
+    extern __shared__ __align__(128) char smem[];
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int qtile = gridDim.x - 1 - blockIdx.x; /* heavy causal tiles first */
+    const int h = blockIdx.y, b = blockIdx.z, hk = h / a.group;
+    const int q0 = qtile * C::ROWS;
+    const int diag = a.lkv - a.lq;
+
+    int n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
+    if (a.causal) {
+        const int last_key = min(q0 + C::ROWS, a.lq) - 1 + diag;
+        n_kt = min(n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
+    }
+
+    const uint32_t sQ = sa_smem_addr(smem);
+    const uint32_t full0 = sQ + C::BAR_OFF, empty0 = full0 + 8 * S, qbar = full0 + 16 * S;
+    const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + hk;
+    auto stage = [&](int j) { return sQ + C::Q_BYTES + (j % S) * C::STAGE_BYTES; };
+
+    if (tid == 0) {
+        for (int s = 0; s < S; ++s) {
+            sa_mbar_init(full0 + 8 * s, 1);
+            sa_mbar_init(empty0 + 8 * s, 128 * NC);
+        }
+        sa_mbar_init(qbar, 1);
+        sa_mbar_init_fence();
+    }
+    if (SA_HW_ROWSUM_MMA) {
+        /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
+        for (int i = tid; i < S * C::ONES_BYTES / 16; i += C::THREADS) {
+            const int s = i / (C::ONES_BYTES / 16), off = i % (C::ONES_BYTES / 16);
+            *(uint4 *)(smem + C::Q_BYTES + s * C::STAGE_BYTES + C::K_BYTES + C::V_BYTES +
+                       off * 16) = make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
+        }
+        sa_fence_proxy_async_smem();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        /* ---- producer ---- */
+        sa_wg_regs_dec<C::PRODUCER_REGS>();
+        if (tid == 0) {
+            /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of 128:
+             * with NC = 3 a block's last chunk may lie past it; that consumer stores nothing). */
+            const int chunks = min(NC, (a.lq_pad - q0) / 64);
+            sa_mbar_expect_tx(qbar, chunks * 64 * D);
+            sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + q0) * D, chunks * 64 * D, qbar);
+            const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
+            const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
+            const float *ksg = a.kscale + bhk * a.lk_pad;
+            for (int j = 0; j < n_kt; ++j) {
+                if (j >= S)
+                    sa_mbar_wait(empty0 + 8 * (j % S), ((j / S) - 1) & 1);
+                const uint32_t st = stage(j), bar = full0 + 8 * (j % S);
+                const size_t k0 = (size_t)j * SA_CTA_K;
+                sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + C::KS_BYTES);
+                sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
+                sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
+                sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES, ksg + k0, C::KS_BYTES,
+                            bar);
+            }
+        }
+        return;
+    }
+
+    /* ---- consumers ---- */
+    sa_wg_regs_inc<C::CONSUMER_REGS>();
+    const int c = wg - 1, warp = (tid / 32) % 4, lane = tid % 32;
+    const int g = lane / 4, tq = lane % 4;
+    const int q0c = q0 + 64 * c;
+    /* Ping-pong: consumer c issues its wgmma batch after barrier 1 + c, then lets c + 1 go. */
+    const int my_bar = 1 + c, next_bar = 1 + (c + 1) % NC;
+    auto turn_begin = [&]() {
+        if (SA_HW_PINGPONG)
+            sa_named_sync(my_bar, 256);
+    };
+    auto turn_end = [&]() {
+        if (SA_HW_PINGPONG)
+            sa_named_arrive(next_bar, 256);
+    };
+    if (SA_HW_PINGPONG && c == NC - 1)
+        sa_named_arrive(1, 256); /* consumer 0 goes first */
+
+    sa_h_rows r;
+    r.row0 = q0c + warp * 16 + g;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        r.qs[hh] = a.qscale[bh * a.lq_pad + min(r.row0 + 8 * hh, a.lq_pad - 1)];
+        r.mx[hh] = -INFINITY;
+        r.sum[hh] = 0.0f;
+    }
+    float o[NO * 4];
+#pragma unroll
+    for (int i = 0; i < NO * 4; ++i)
+        o[i] = 0.0f;
+    float ot[C::OT];
+#pragma unroll
+    for (int i = 0; i < C::OT; ++i)
+        ot[i] = 0.0f;
+    auto need_mask = [&](int k0) {
+        return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0c + diag);
+    };
+    auto wait_full = [&](int j) { sa_mbar_wait(full0 + 8 * (j % S), (j / S) & 1); };
+    auto release = [&](int j) { sa_mbar_arrive(empty0 + 8 * (j % S)); };
+    auto ks_of = [&](int j) {
+        return (const float *)(smem + (stage(j) - sQ) + C::K_BYTES + C::V_BYTES + C::ONES_BYTES);
+    };
+    /* O (and, with the ones columns, the row sums) = O·alpha + the tile's P·V. */
+    auto fold = [&](const float(&al)[2]) {
+#pragma unroll
+        for (int i = 0; i < C::OT; ++i)
+            sa_wg_touch(ot[i]);
+#pragma unroll
+        for (int i = 0; i < NO * 4; ++i)
+            o[i] = fmaf(o[i], al[(i >> 1) & 1], ot[i]);
+        if (SA_HW_ROWSUM_MMA) {
+            r.sum[0] = fmaf(r.sum[0], al[0], ot[NO * 4]);
+            r.sum[1] = fmaf(r.sum[1], al[1], ot[NO * 4 + 2]);
+        }
+    };
+
+    sa_mbar_wait(qbar, 0);
+#if SA_HW_QREG
+    /* The A fragment (mma.sync m16n8k32 layout, as P's): a0/a1 rows g/g+8, bytes 4tq..4tq+3 of
+     * the k32 step, a2/a3 the same 16 bytes further; Q is in core-matrix order. */
+    uint32_t qa[D / 32][4];
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int row = warp * 16 + g + 8 * (i & 1), byte = kk * 32 + 16 * (i >> 1) + 4 * tq;
+            qa[kk][i] = *(const uint32_t *)(smem + c * 64 * D + (row / 8) * 8 * D +
+                                            (byte / 16) * 128 + (row % 8) * 16 + byte % 16);
+        }
+    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_hw_issue_qk_ra<D>(acc, qa, sK); };
+#else
+    const uint32_t sQc = sQ + c * 64 * D;
+    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_h_issue_qk<D>(acc, sQc, sK); };
+#endif
+#if SA_HW_OVERLAP
+    if (n_kt > 0) {
+        int32_t acc[32];
+        uint32_t pa[2][4];
+        float alpha_prev[2];
+        turn_begin();
+        wait_full(0);
+        issue_qk(acc, stage(0));
+        turn_end();
+        sa_wg_wait<0>();
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+            sa_wg_touch(acc[i]);
+        sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(0), 0, a, diag, need_mask(0),
+                                        tq);
+#pragma unroll 1
+        for (int j = 1; j < n_kt; ++j) {
+            turn_begin();
+            wait_full(j);
+            issue_qk(acc, stage(j)); /* fences, then commits group 1 */
+            sa_hw_issue_pv<D>(ot, pa, stage(j - 1) + sa_htile<D>::K_BYTES);
+            sa_wg_commit(); /* group 2: P·V(j-1) */
+            turn_end();
+            sa_wg_wait<1>();
+#pragma unroll
+            for (int i = 0; i < 32; ++i)
+                sa_wg_touch(acc[i]);
+            uint32_t pn[2][4];
+            float alpha[2];
+            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(j), j * SA_CTA_K, a, diag,
+                                            need_mask(j * SA_CTA_K), tq);
+            sa_wg_wait<0>();
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
+            release(j - 1);
+            fold(alpha_prev);
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    pa[kk][i] = pn[kk][i];
+            alpha_prev[0] = alpha[0];
+            alpha_prev[1] = alpha[1];
+        }
+        turn_begin();
+        sa_wg_fence();
+        sa_hw_issue_pv<D>(ot, pa, stage(n_kt - 1) + sa_htile<D>::K_BYTES);
+        sa_wg_commit();
+        turn_end();
+        sa_wg_wait<0>();
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                sa_wg_keep(pa[kk][i]);
+        release(n_kt - 1);
+        fold(alpha_prev);
+    }
+#else
+#pragma unroll 1
+    for (int j = 0; j < n_kt; ++j) {
+        int32_t acc[32];
+        uint32_t pa[2][4];
+        float alpha[2];
+        turn_begin();
+        wait_full(j);
+        issue_qk(acc, stage(j));
+        turn_end();
+        sa_wg_wait<0>();
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+            sa_wg_touch(acc[i]);
+        sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha, r, ks_of(j), j * SA_CTA_K, a, diag,
+                                        need_mask(j * SA_CTA_K), tq);
+        turn_begin();
+        sa_wg_fence();
+        sa_hw_issue_pv<D>(ot, pa, stage(j) + sa_htile<D>::K_BYTES);
+        sa_wg_commit();
+        turn_end();
+        sa_wg_wait<0>();
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                sa_wg_keep(pa[kk][i]);
+        release(j);
+        fold(alpha);
+    }
+#endif
+    if (SA_HW_PINGPONG && c == 0)
+        sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */
+
+    /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite flag ---- */
+    char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
+    const float *vs = a.vscale + bhk * D;
+    bool nonfinite = false;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        float s_ = r.sum[hh];
+        if (!SA_HW_ROWSUM_MMA) {
+            s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
+            s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
+        }
+        const int row = r.row0 + 8 * hh;
+        if (row >= a.lq)
+            continue;
+        const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
+        char *orow = ob + (int64_t)row * a.o_t * 2;
+#pragma unroll
+        for (int nt = 0; nt < NO; ++nt) {
+            const int col = nt * 8 + 2 * tq;
+            if (col >= a.d)
+                continue;
+            const float2 v2 = *(const float2 *)(vs + col);
+            const float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
+            const float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
+            const uint32_t packed = sa_pack2<BF16>(x0, x1);
+            const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
+            if (col + 1 < a.d) {
+                *(uint32_t *)(orow + col * 2) = packed;
+                nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
+            } else {
+                *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
+            }
+            nonfinite |= (packed & exp_mask) == exp_mask;
+        }
+        if (a.lse && tq == 0) {
+            float l = -INFINITY;
+            if (s_ > 0.0f) {
+                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
+                if (a.qkm)
+                    l += a.qkm[bh * a.lq + row];
+            }
+            a.lse[bh * a.lq + row] = l;
+        }
+    }
+    if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
+        atomicExch(a.nonfinite, 1);
+#else
+    (void)a;
+    __trap();
+#endif
+}
+
+#endif
