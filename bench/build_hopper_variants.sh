@@ -38,7 +38,7 @@ for v in "${all_variants[@]}"; do
     [ "$name" = base ] && continue
     mkdir -p "$out/$name"
     # shellcheck disable=SC2086
-    nvcc -std=c++17 -O3 $flags -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+    nvcc -std=c++17 -O3 $flags -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror=all-warnings \
         -gencode arch=compute_90a,code=sm_90a -DSA_WITH_HOPPER=1 -DSA_BUILT_ARCHS='"sm_90a"' \
         -I"$root/kernels/include" -Xptxas -v -c "$root/kernels/src/attn/attn_hopper.cu" \
         -o "$out/$name/attn_hopper.o" >"$out/$name/ptxas.txt" 2>&1 ||

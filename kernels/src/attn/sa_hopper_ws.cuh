@@ -135,10 +135,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
         sa_mbar_init(qbar, 1);
         sa_mbar_init_fence();
     }
-    if (SA_HW_ROWSUM_MMA) {
+    if constexpr (SA_HW_ROWSUM_MMA) {
         /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
-        for (int i = tid; i < S * C::ONES_BYTES / 16; i += C::THREADS) {
-            const int s = i / (C::ONES_BYTES / 16), off = i % (C::ONES_BYTES / 16);
+        constexpr int CHUNKS = C::ONES_BYTES / 16;
+        for (int i = tid; i < S * CHUNKS; i += C::THREADS) {
+            const int s = i / CHUNKS, off = i % CHUNKS;
             *(uint4 *)(smem + C::Q_BYTES + s * C::STAGE_BYTES + C::K_BYTES + C::V_BYTES +
                        off * 16) = make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
         }
