@@ -24,9 +24,9 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 SRC := $(sort $(shell find src -name '*.c'))
-# The self-test's judgements (safe bar, goals, recommendation) are one C file that
-# sageattn-selftest and the CLI both compile.
-SHARED_SRC := kernels/selftest/st_judge.c
+# The self-test's judgements (safe bar, goals, recommendation) and the arch table
+# (kernels/archs/archs.def) are C files that sageattn-selftest and the CLI both compile.
+SHARED_SRC := kernels/selftest/st_judge.c kernels/archs/sa_archs.c
 LIB_SRC := $(filter-out src/main.c,$(SRC)) $(SHARED_SRC)
 OBJ := $(LIB_SRC:%.c=build/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=build/san/%.o)

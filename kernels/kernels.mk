@@ -3,7 +3,8 @@
 #                           PATH, the CMake build of the kernels for sm_90 and sm_120a
 #                           (kernels/tests/build-check.sh; KERNEL_TEST_ARCHS overrides;
 #                           KERNEL_SPILL_CHECK=warn makes hot-kernel spills a warning)
-#   make kernel-cpu-test    only the CPU tests
+#   make kernel-cpu-test    only the CPU tests (with the arch table's CMake-vs-C check,
+#                           kernels/tests/arch-table-check.sh)
 #   make kernel-build-test  only the build checks
 #   make kernel-sass-test   the P·V instruction of each mode in the SASS of sm_120a and sm_89
 #                           (kernels/tests/sass-check.sh; issue 9; KERNEL_SASS_ARCHS overrides)
@@ -15,11 +16,13 @@ KERNEL_TEST_CFLAGS := $(CSTD) $(WARN) -O2 -g -Ikernels/ref -Ikernels/tests -Iker
 	-Ikernels/selftest -Ikernels/src -isystem $(KERNEL_CUDA_HOME)/include
 KERNEL_REF_SRC := $(sort $(wildcard kernels/ref/*.c))
 KERNEL_TEST_SUPPORT := kernels/tests/sa_check.c kernels/tests/sa_testdata.c kernels/selftest/st_logic.c \
-	kernels/selftest/st_judge.c
+	kernels/selftest/st_judge.c kernels/archs/sa_archs.c
 KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h \
-	kernels/include/sageattn.h kernels/selftest/st_logic.h kernels/selftest/st_judge.h)
+	kernels/include/sageattn.h kernels/selftest/st_logic.h kernels/selftest/st_judge.h \
+	kernels/archs/sa_archs.h kernels/archs/archs.def)
 KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref
-KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/selftest/st_report.c
+KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/selftest/st_report.c \
+	kernels/archs/sa_archs.c
 
 .PHONY: kernel-test kernel-cpu-test kernel-build-test kernel-sass-test
 
@@ -35,10 +38,16 @@ build/kernels-san/%: kernels/tests/%.c $(KERNEL_REF_SRC) $(KERNEL_TEST_SUPPORT) 
 
 # The self-test's pure logic (verdicts, matrix, JSON) runs on the CPU too.
 build/kernels/test_st_logic: kernels/tests/test_st_logic.c kernels/tests/sa_check.c $(KERNEL_ST_SRC) \
-	$(wildcard kernels/selftest/*.h) kernels/include/sageattn.h
+	$(wildcard kernels/selftest/*.h kernels/archs/*.h kernels/archs/*.def) kernels/include/sageattn.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -g -Ikernels/tests -Ikernels/include -Ikernels/selftest -o $@ \
 		$< kernels/tests/sa_check.c $(KERNEL_ST_SRC) -lm
+
+# The arch table as the C code reads it, for kernels/tests/arch-table-check.sh (CMake's reading).
+build/kernels/dump_arch_table: kernels/tests/dump_arch_table.c kernels/archs/sa_archs.c \
+	kernels/archs/sa_archs.h kernels/archs/archs.def
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -o $@ kernels/tests/dump_arch_table.c kernels/archs/sa_archs.c
 
 # The public API's argument validation (host C++ in src/api_validate.cu), under ASan/UBSan.
 build/kernels/test_sa_validate: kernels/tests/test_sa_validate.cc kernels/src/api_validate.cu \
@@ -49,7 +58,7 @@ build/kernels/test_sa_validate: kernels/tests/test_sa_validate.cc kernels/src/ap
 		-x c++ $< kernels/src/api_validate.cu kernels/tests/sa_check.c -lm
 
 kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logic \
-	build/kernels/test_sa_validate
+	build/kernels/test_sa_validate build/kernels/dump_arch_table
 	@for t in $(KERNEL_TEST_BIN); do \
 		start=$$(date +%s); $$t || exit 1; \
 		echo "kernel-test: $$(basename $$t) took $$(( $$(date +%s) - start )) s"; \
@@ -61,6 +70,7 @@ kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logi
 	done
 	@ASAN_OPTIONS=detect_leaks=1 build/kernels/test_sa_validate
 	@sh kernels/tests/test_check_spills.sh
+	@bash kernels/tests/arch-table-check.sh build/kernels/dump_arch_table
 	@build/kernels/test_st_logic build/kernels/selftest-sample.json && \
 		python3 kernels/tests/check_selftest_json.py build/kernels/selftest-sample.json
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../archs/sa_archs.h"
 #include "sageattn.h"
 #include "st_judge.h"
 
@@ -135,9 +136,8 @@ size_t st_speed_shapes(int full, struct st_speed_shape *out, size_t cap)
 
 void st_arch_for_cc(int cc, char *out, size_t n)
 {
-    /* Arch-specific ("a") SASS is what the kernels want from Hopper on, except sm_90, which
-     * the portable family targets as plain sm_90. */
-    snprintf(out, n, "sm_%d%s", cc, cc >= 100 ? "a" : "");
+    const struct sa_arch *r = sa_arch_at(sa_arch_kernels_for_cc(cc / 10, cc % 10));
+    snprintf(out, n, "%s", r ? r->name : "");
 }
 
 int st_archs_cover_cc(const char *archs, int cc)
@@ -146,8 +146,8 @@ int st_archs_cover_cc(const char *archs, int cc)
     while (p && *p) {
         int num = 0, len = 0;
         if (sscanf(p, " sm_%d%n", &num, &len) == 1) {
-            int specific = p[len] == 'a';
-            if (specific ? num == cc : (num / 10 == cc / 10 && num % 10 <= cc % 10))
+            char variant = p[len] == 'a' || p[len] == 'f' ? p[len] : '\0';
+            if (sa_arch_runs_on(num / 10, num % 10, variant, cc / 10, cc % 10))
                 return 1;
         }
         p = strchr(p, ',');

@@ -45,10 +45,11 @@ void st_strides(int64_t s[3], int heads, int len, int pitch, int nhd);
 size_t st_accuracy_cases(int full, struct st_case *out, size_t cap);
 size_t st_speed_shapes(int full, struct st_speed_shape *out, size_t cap);
 
-/* "sm_90" for cc 90, "sm_120a" for 120, ...: the --arch that gives SASS for this GPU. */
+/* "sm_90" for cc 90, "sm_120a" for 120, "sm_86" for 87: the --arch that gives SASS for this GPU
+ * (the arch table's sa_arch_kernels_for_cc); "" when the kernels have no arch for it. */
 void st_arch_for_cc(int cc, char *out, size_t n);
 /* Whether a comma-separated arch list ("sm_90,sm_120a") holds SASS that runs on cc: sm_XY runs
- * on the same major with minor >= Y; sm_XYa only on exactly X.Y. */
+ * on the same major with minor <= the GPU's; sm_XYa only on exactly X.Y (sa_arch_runs_on). */
 int st_archs_cover_cc(const char *archs, int cc);
 
 /* Mode names as the API spells them; -1 for an unknown name. Mode numbers are sageattn_mode. */

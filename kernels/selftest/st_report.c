@@ -388,7 +388,11 @@ void st_write_table(FILE *f, const struct st_report *r)
         fprintf(f, "\nGPU %d: %s (compute capability %d.%d)\n", d->index, d->name, d->cc / 10,
                 d->cc % 10);
         if (!d->has_code) {
-            fprintf(f, "  no code for this GPU in the library: run  %s\n", d->build_hint);
+            if (d->build_hint[0])
+                fprintf(f, "  no code for this GPU in the library: run  %s\n", d->build_hint);
+            else
+                fprintf(f, "  no code for this GPU in the library, and the kernels have no arch "
+                           "for it\n");
             continue;
         }
         if (d->error[0])

@@ -52,7 +52,7 @@ struct st_device_out {
     int cc;
     int has_code;
     char uuid[48];       /* "GPU-..." or "" */
-    char build_hint[64]; /* "" when has_code */
+    char build_hint[64]; /* "" when has_code, or when the kernels have no arch for the GPU */
     char error[256];     /* a CUDA failure that stopped this device's tests, else "" */
     struct st_mode_out modes[ST_MAX_MODES];
     int nmodes;

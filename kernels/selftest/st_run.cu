@@ -297,7 +297,8 @@ void st_run_device(const struct st_options *o, struct st_device_out *d)
     if (!d->has_code) {
         char arch[16];
         st_arch_for_cc(d->cc, arch, sizeof arch);
-        snprintf(d->build_hint, sizeof d->build_hint, "sagebuild build --arch %s", arch);
+        if (arch[0]) /* else the kernels have no arch for this GPU: no build would help */
+            snprintf(d->build_hint, sizeof d->build_hint, "sagebuild build --arch %s", arch);
     }
     d->nmodes = o->nmodes;
     for (int i = 0; i < o->nmodes; i++) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../archs/sa_archs.h"
 #include "api_validate.h"
 #include "sa_internal.h"
 
@@ -47,10 +48,17 @@ static sageattn_status sa_device_info(int device, int *cc, int *num_sms)
         cudaSetDevice(current);
     if (code == cudaErrorNoKernelImageForDevice || code == cudaErrorInvalidDeviceFunction) {
         char msg[SA_MSG_BYTES];
-        snprintf(msg, sizeof(msg),
-                 "this library holds no code for this GPU (compute capability %d.%d); it was "
-                 "built for %s: rebuild with sagebuild build --arch sm_%d%s",
-                 major, minor, SA_BUILT_ARCHS, *cc, *cc >= 100 ? "a" : "");
+        const struct sa_arch *arch = sa_arch_at(sa_arch_kernels_for_cc(major, minor));
+        if (arch)
+            snprintf(msg, sizeof(msg),
+                     "this library holds no code for this GPU (compute capability %d.%d); it was "
+                     "built for %s: rebuild with sagebuild build --arch %s",
+                     major, minor, SA_BUILT_ARCHS, arch->name);
+        else
+            snprintf(msg, sizeof(msg),
+                     "this library holds no code for this GPU (compute capability %d.%d); it was "
+                     "built for %s, and the kernels have no arch for this GPU",
+                     major, minor, SA_BUILT_ARCHS);
         return sa_set(SAGEATTN_ERR_NO_CODE_FOR_GPU, msg);
     }
     if (code != cudaSuccess)

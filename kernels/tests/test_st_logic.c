@@ -26,8 +26,9 @@ static void test_arch_rules(void)
     static const struct {
         int cc;
         const char *arch;
-    } hints[] = {{80, "sm_80"},    {86, "sm_86"},    {89, "sm_89"},   {90, "sm_90"},
-                 {100, "sm_100a"}, {120, "sm_120a"}, {121, "sm_121a"}};
+    } hints[] = {{80, "sm_80"}, {86, "sm_86"},    {87, "sm_86"},    {89, "sm_89"},
+                 {90, "sm_90"}, {100, "sm_100a"}, {120, "sm_120a"}, {121, "sm_121a"},
+                 {75, ""},      {103, ""},        {110, ""}};
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
         st_arch_for_cc(hints[i].cc, a, sizeof a);
         CHECK(strcmp(a, hints[i].arch) == 0, "cc %d -> %s", hints[i].cc, a);

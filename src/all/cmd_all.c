@@ -784,8 +784,7 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
     if ((!o.arch || strstr(o.arch, "native")) && ngpus == 0) {
         set_stage(&r, ST_ARCHS, "error",
                   xstrdup("no NVIDIA GPU was found, so `all` cannot tell which archs to build"),
-                  xstrdup("name them: sagebuild all --arch sm_120a   (RTX 50; sm_89: RTX 40; "
-                          "sm_90: H100/H200)"));
+                  build_arch_examples("name them: sagebuild all --arch ", ""));
         stop(&r, SB_EXIT_ERROR);
     } else {
         struct arch_list list;

@@ -1,4 +1,5 @@
 #include "doctor/rules.h"
+#include "../../kernels/archs/sa_archs.h"
 #include "probe/gpu.h"
 #include "util/strbuf.h"
 
@@ -153,9 +154,10 @@ static int sage_supports(const char *entry)
         major = n / 10;
         minor = n % 10;
     }
-    static const int supported[] = {80, 86, 89, 90, 100, 120, 121};
-    for (size_t i = 0; i < sizeof supported / sizeof supported[0]; i++)
-        if (major * 10 + minor == supported[i])
+    /* SUPPORTED_ARCHS: the compute capabilities setup.py compiles code for (archs.def). */
+    for (int i = 0; i < sa_arch_count(); i++)
+        if (sa_arch_at(i)->sage_code && sa_arch_at(i)->major == major &&
+            sa_arch_at(i)->minor == minor)
             return 1;
     return 0;
 }

@@ -3,6 +3,7 @@
  * them, runs the self-test so the recommendation is fresh, makes the wheel and installs it with
  * that python's pip, offline, then imports it with that python. */
 #include "kernel_build/api.h"
+#include "kernel_build/arch.h"
 #include "kernel_build/record.h"
 #include "cmd.h"
 #include "install/decide.h"
@@ -295,13 +296,14 @@ static int ensure_build(struct install_run *r, const struct gpu_cc *gpus, char *
     }
     if (ngpus == 0) {
         free(archs);
+        char *command = xasprintf("sagebuild install --python %s --arch ", r->o->python);
+        char *fix = build_arch_examples(command, "");
+        free(command);
         return fail(r,
                     xasprintf("no GPU was found and %s holds no finished build, so it is not "
                               "known which archs to build",
                               r->build_dir),
-                    xasprintf("sagebuild install --python %s --arch sm_120a   (RTX 50; sm_89: RTX "
-                              "40; sm_90: H100/H200)",
-                              r->o->python));
+                    fix);
     }
     if (archs)
         say(r, OUT_INFO, "build",

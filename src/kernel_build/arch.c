@@ -1,34 +1,24 @@
 #include "arch.h"
+#include "../../kernels/archs/sa_archs.h"
 #include "util/strbuf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* kernel-contracts.md lists what SAGEATTN_ARCHS accepts. sm_90a is buildable on request but not
- * part of `all`: the portable family is the same source, and `all` should not compile it twice
- * for one GPU. The FP8 mma.sync the kernels use on sm_89 (e4m3 m16n8k32) arrived with PTX ISA
- * 8.4, i.e. CUDA 12.4 (reference/sageattention.md; SageAttention's setup.py gates 8.9 there). */
-static const struct kernel_arch table[] = {
-    {"sm_80", {8, 0, '\0', 0}, 1, NULL, NULL},
-    {"sm_86", {8, 6, '\0', 0}, 1, NULL, NULL},
-    {"sm_89", {8, 9, '\0', 0}, 1, "12.4", "the FP8 mma.sync (e4m3) of the fast mode"},
-    {"sm_90", {9, 0, '\0', 0}, 1, NULL, NULL},
-    {"sm_90a", {9, 0, 'a', 0}, 0, NULL, NULL},
-    {"sm_100a", {10, 0, 'a', 0}, 1, NULL, NULL},
-    {"sm_120a", {12, 0, 'a', 0}, 1, NULL, NULL},
-    {"sm_121a", {12, 1, 'a', 0}, 1, NULL, NULL},
-};
-#define NROWS ((int)(sizeof table / sizeof table[0]))
-
-int build_arch_count(void)
+/* The kernels' archs are the rows of kernels/archs/archs.def that have kernel families; a row's
+ * index in that table is its index here (so lists keep the table's order). */
+const struct sa_arch *build_arch_at(int i)
 {
-    return NROWS;
+    const struct sa_arch *r = sa_arch_at(i);
+    return sa_arch_has_kernels(r) ? r : NULL;
 }
 
-const struct kernel_arch *build_arch_at(int i)
+static struct gpu_arch row_arch(const struct sa_arch *r)
 {
-    return i >= 0 && i < NROWS ? &table[i] : NULL;
+    struct gpu_arch a = {r->major, r->minor, r->variant, 0};
+    return a;
 }
 
 int build_arch_find(const char *spelling)
@@ -37,11 +27,13 @@ int build_arch_find(const char *spelling)
     if (!spelling || arch_parse(spelling, &a) < 0)
         return -1;
     int same_base = -1, nbase = 0;
-    for (int i = 0; i < NROWS; i++) {
-        const struct gpu_arch *t = &table[i].arch;
-        if (!arch_same_base(t, &a))
+    for (int i = 0; i < sa_arch_count(); i++) {
+        if (!build_arch_at(i))
             continue;
-        if (t->variant == a.variant)
+        struct gpu_arch t = row_arch(build_arch_at(i));
+        if (!arch_same_base(&t, &a))
+            continue;
+        if (t.variant == a.variant)
             return i;
         same_base = i;
         nbase++;
@@ -53,21 +45,7 @@ int build_arch_find(const char *spelling)
 
 int build_arch_for_cc(int major, int minor)
 {
-    int exact_plain = -1, exact_any = -1, below = -1;
-    for (int i = 0; i < NROWS; i++) {
-        const struct gpu_arch *t = &table[i].arch;
-        if (t->major == major && t->minor == minor) {
-            if (t->variant == '\0' && exact_plain < 0)
-                exact_plain = i;
-            if (exact_any < 0)
-                exact_any = i;
-        } else if (t->variant == '\0' && t->major == major && t->minor < minor) {
-            below = i; /* rows are in ascending order: the last one is the newest */
-        }
-    }
-    if (exact_plain >= 0)
-        return exact_plain;
-    return exact_any >= 0 ? exact_any : below;
+    return sa_arch_kernels_for_cc(major, minor);
 }
 
 static void list_add(struct arch_list *l, int i)
@@ -87,17 +65,76 @@ static void list_add(struct arch_list *l, int i)
 static char *accepted_names(void)
 {
     struct strbuf sb = STRBUF_INIT;
-    for (int i = 0; i < NROWS; i++)
-        sb_addf(&sb, "%s%s", i ? ", " : "", table[i].name);
+    for (int i = 0; i < sa_arch_count(); i++)
+        if (build_arch_at(i))
+            sb_addf(&sb, "%s%s", sb.len ? ", " : "", build_arch_at(i)->name);
     return sb_detach(&sb);
+}
+
+/* The short product name the table gives arch `name` ("RTX 50" for sm_120a) into out[n]; ""
+ * when it names none. */
+static const char *short_products(const char *name, char *out, size_t n)
+{
+    const struct sa_arch *r = sa_arch_at(sa_arch_index(name));
+    out[0] = '\0';
+    if (r)
+        sa_arch_short_products(r, out, n);
+    return out;
+}
+
+/* The archs the hints name, most wanted first: RTX 50, RTX 40, Hopper. */
+static const char *const example_archs[] = {"sm_120a", "sm_89", "sm_90"};
+#define NEXAMPLES (sizeof example_archs / sizeof example_archs[0])
+
+char *build_arch_examples(const char *command, const char *tail)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char pn[64];
+    sb_addf(&sb, "%s%s   (%s", command, example_archs[0],
+            short_products(example_archs[0], pn, sizeof pn));
+    for (size_t k = 1; k < NEXAMPLES; k++)
+        sb_addf(&sb, "; %s: %s", example_archs[k], short_products(example_archs[k], pn, sizeof pn));
+    sb_addf(&sb, "%s)", tail ? tail : "");
+    return sb_detach(&sb);
+}
+
+/* The oldest compute capability the kernels have a row for, "8.0". */
+static void oldest_cc(char *out, size_t n)
+{
+    for (int i = 0; i < sa_arch_count(); i++)
+        if (build_arch_at(i)) {
+            snprintf(out, n, "%d.%d", build_arch_at(i)->major, build_arch_at(i)->minor);
+            return;
+        }
+    snprintf(out, n, "?");
+}
+
+/* A kernel row of the same compute capability as row i with families row i lacks (sm_90a
+ * beside sm_90: the Hopper kernel, the one such family, hence the note's wording); -1 when
+ * none. */
+static int richer_sibling(int i)
+{
+    const struct sa_arch *r = build_arch_at(i);
+    for (int j = 0; r && j < sa_arch_count(); j++) {
+        const struct sa_arch *s = build_arch_at(j);
+        if (j != i && s && s->major == r->major && s->minor == r->minor &&
+            (s->families & ~r->families))
+            return j;
+    }
+    return -1;
 }
 
 static int add_native(const struct gpu_cc *gpus, int ngpus, struct arch_list *out,
                       struct strbuf *notes, char **error)
 {
+    char oldest[16];
+    oldest_cc(oldest, sizeof oldest);
     if (ngpus <= 0) {
-        *error = xstrdup("--arch native: no NVIDIA GPU was found on this machine; name the "
-                         "archs to build, e.g. --arch sm_120a (RTX 50) or --arch sm_89 (RTX 40)");
+        char p0[64], p1[64];
+        *error = xasprintf("--arch native: no NVIDIA GPU was found on this machine; name the "
+                           "archs to build, e.g. --arch %s (%s) or --arch %s (%s)",
+                           example_archs[0], short_products(example_archs[0], p0, sizeof p0),
+                           example_archs[1], short_products(example_archs[1], p1, sizeof p1));
         return -1;
     }
     int added = 0;
@@ -106,21 +143,24 @@ static int add_native(const struct gpu_cc *gpus, int ngpus, struct arch_list *ou
         if (i < 0) {
             sb_addf(notes,
                     "GPU %d (compute capability %d.%d) has no code in the kernels (they need "
-                    "8.0 or newer, from the archs they know)\n",
-                    g, gpus[g].major, gpus[g].minor);
+                    "%s or newer, from the archs they know)\n",
+                    g, gpus[g].major, gpus[g].minor, oldest);
             continue;
         }
         list_add(out, i);
         added++;
-        if (gpus[g].major == 9 && gpus[g].minor == 0)
+        int j = richer_sibling(i);
+        if (j >= 0)
             sb_addf(notes,
-                    "GPU %d (9.0): building the portable sm_90 code; add sm_90a to --arch "
+                    "GPU %d (%d.%d): building the portable %s code; add %s to --arch "
                     "for Hopper-specific code\n",
-                    g);
+                    g, gpus[g].major, gpus[g].minor, build_arch_at(i)->name,
+                    build_arch_at(j)->name);
     }
     if (!added) {
-        *error = xstrdup("--arch native: none of this machine's GPUs is one the kernels can be "
-                         "built for (compute capability 8.0 or newer)");
+        *error = xasprintf("--arch native: none of this machine's GPUs is one the kernels can be "
+                           "built for (compute capability %s or newer)",
+                           oldest);
         return -1;
     }
     return 0;
@@ -140,8 +180,8 @@ int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus
         for (char *p = tok; *p; p++)
             *p = (char)tolower((unsigned char)*p);
         if (!strcmp(tok, "all")) {
-            for (int i = 0; i < NROWS; i++)
-                if (table[i].in_all)
+            for (int i = 0; i < sa_arch_count(); i++)
+                if (build_arch_at(i) && build_arch_at(i)->in_all)
                     list_add(out, i);
         } else if (!strcmp(tok, "native")) {
             rc = add_native(gpus, ngpus, out, &nb, error);
@@ -173,37 +213,30 @@ int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus
     return 0;
 }
 
-/* The oldest nvcc release that builds row i: nvcc's own floor raised by the kernels' gate. */
+/* The oldest nvcc release that builds row i: the table's floor for the kernels (never below
+ * nvcc's own). */
 static int row_floor(int i, struct version *out)
 {
-    struct version need = {{0}, 0};
-    int have = arch_min_nvcc(&table[i].arch, &need) == 0;
-    struct version gate;
-    if (table[i].kernel_gate && version_parse_strict(table[i].kernel_gate, &gate) == 0 &&
-        (!have || version_cmp_n(&gate, &need, 2) > 0)) {
-        need = gate;
-        have = 1;
-    }
-    if (have)
-        *out = need;
-    return have ? 0 : -1;
+    const struct sa_arch *r = build_arch_at(i);
+    return r && version_parse_strict(r->kernels_nvcc, out) == 0 ? 0 : -1;
 }
 
 char *build_arch_refusal(int i, const struct version *nvcc_release, const char *const *listed,
                          size_t nlisted)
 {
-    if (i < 0 || i >= NROWS)
+    const struct sa_arch *r = build_arch_at(i);
+    if (!r)
         return xstrdup("unknown arch");
-    char *why = arch_nvcc_refusal(&table[i].arch, nvcc_release, listed, nlisted);
+    struct gpu_arch a = row_arch(r);
+    char *why = arch_nvcc_refusal(&a, nvcc_release, listed, nlisted);
     if (why)
         return why;
-    struct version gate;
-    if (table[i].kernel_gate && nvcc_release && nvcc_release->nparts > 0 &&
-        version_parse_strict(table[i].kernel_gate, &gate) == 0 &&
-        version_cmp_n(nvcc_release, &gate, 2) < 0) {
+    struct version floor;
+    if (nvcc_release && nvcc_release->nparts > 0 && row_floor(i, &floor) == 0 &&
+        version_cmp_n(nvcc_release, &floor, 2) < 0) {
         char nb[32];
-        return xasprintf("%s needs nvcc >= %s for %s; this nvcc is %s", table[i].name,
-                         table[i].kernel_gate, table[i].why_gate,
+        return xasprintf("%s needs nvcc >= %s for %s; this nvcc is %s", r->name, r->kernels_nvcc,
+                         *r->kernels_why ? r->kernels_why : "the kernels",
                          version_str(nvcc_release, nb, sizeof nb));
     }
     return NULL;
@@ -214,14 +247,16 @@ char *build_arch_fix(int i, const struct version *nvcc_release, const struct arc
     struct strbuf sb = STRBUF_INIT;
     struct version need, dropped;
     char vb[32];
-    if (i < 0 || i >= NROWS)
+    const struct sa_arch *r = build_arch_at(i);
+    if (!r)
         return xstrdup("pass archs from the kernels' table");
-    if (nvcc_release && arch_dropped_in(&table[i].arch, &dropped) == 0 &&
+    struct gpu_arch a = row_arch(r);
+    if (nvcc_release && arch_dropped_in(&a, &dropped) == 0 &&
         version_cmp_n(nvcc_release, &dropped, 2) >= 0) {
         sb_addf(&sb,
                 "use an older toolkit for %s: sagebuild fetch-cuda --cuda 12.9, then "
                 "sagebuild build --cuda-home <its prefix>",
-                table[i].name);
+                r->name);
     } else if (row_floor(i, &need) == 0) {
         sb_addf(&sb,
                 "use nvcc >= %s: sagebuild fetch-cuda --cuda %s, then sagebuild build "
@@ -242,6 +277,6 @@ char *build_arch_join(const struct arch_list *l, const char *sep)
 {
     struct strbuf sb = STRBUF_INIT;
     for (int k = 0; k < l->n; k++)
-        sb_addf(&sb, "%s%s", k ? sep : "", table[l->idx[k]].name);
+        sb_addf(&sb, "%s%s", k ? sep : "", sa_arch_at(l->idx[k])->name);
     return sb_detach(&sb);
 }

@@ -3,22 +3,19 @@
 #ifndef SB_BUILD_ARCH_H
 #define SB_BUILD_ARCH_H
 
+#include "../../kernels/archs/sa_archs.h"
 #include "probe/arch.h"
 #include "util/version.h"
 
 #include <stddef.h>
 
-/* One row of the kernels' arch table (kernel-contracts.md, SAGEATTN_ARCHS). */
-struct kernel_arch {
-    const char *name;        /* "sm_120a": what SAGEATTN_ARCHS takes */
-    struct gpu_arch arch;    /* parsed form */
-    int in_all;              /* part of `--arch all` */
-    const char *kernel_gate; /* an nvcc floor the kernels add on top of nvcc's own, or NULL */
-    const char *why_gate;    /* one phrase saying why */
-};
+/* The kernels' archs are the rows of kernels/archs/archs.def with kernel families; an index i
+ * below is a row of that table. Row i when the kernels are built for it, else NULL. */
+const struct sa_arch *build_arch_at(int i);
 
-int build_arch_count(void);
-const struct kernel_arch *build_arch_at(int i);
+/* "<command>sm_120a   (RTX 50; sm_89: RTX 40; sm_90: H100/H200<tail>)": the --arch to suggest
+ * when there is no GPU to go by, with the table's product names. Heap string. */
+char *build_arch_examples(const char *command, const char *tail);
 
 #define BUILD_MAX_ARCHS 16
 
@@ -48,7 +45,8 @@ int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus
                           struct arch_list *out, char **notes, char **error);
 
 /* Why this nvcc cannot build row i (NULL when it can): nvcc's own floors and drops
- * (probe/arch.h) and then the kernels' gate. listed may be NULL. Heap string. */
+ * (probe/arch.h) and then the kernels' floor (the table's kernels_nvcc). listed may be NULL.
+ * Heap string. */
 char *build_arch_refusal(int i, const struct version *nvcc_release, const char *const *listed,
                          size_t nlisted);
 /* The fix to print for a refusal of row i by nvcc_release: which toolkit to fetch, and, when

@@ -338,8 +338,7 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
     if (build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err) < 0) {
         int usage_error = strncmp(err, "--arch native", 13) != 0; /* not about the GPUs */
         build_outcome_error(res, usage_error ? SB_EXIT_USAGE : SB_EXIT_ERROR, err,
-                            xstrdup("sagebuild build --arch sm_120a   (RTX 50; sm_89: RTX 40; "
-                                    "sm_90: H100/H200; see --help)"));
+                            build_arch_examples("sagebuild build --arch ", "; see --help"));
         free(kernels);
         return -1;
     }

@@ -1,4 +1,5 @@
 #include "probe/arch.h"
+#include "../../kernels/archs/sa_archs.h"
 #include "util/strbuf.h"
 
 #include <ctype.h>
@@ -97,106 +98,75 @@ const char *arch_cc_name(const struct gpu_arch *a, char *buf, size_t len)
     return buf;
 }
 
-/* One row per arch: when nvcc first accepted it, when its 'a' variant appeared (0: none), and
- * the nvcc release that dropped it (0: still built). */
-struct arch_row {
-    int number;
-    int since_major, since_minor;
-    int a_major, a_minor;
-    int dropped_major, dropped_minor;
-};
-
-static const struct arch_row arch_rows[] = {
-    {50, 6, 0, 0, 0, 13, 0},   {52, 6, 5, 0, 0, 13, 0},    {53, 7, 0, 0, 0, 13, 0},
-    {60, 8, 0, 0, 0, 13, 0},   {61, 8, 0, 0, 0, 13, 0},    {62, 8, 0, 0, 0, 13, 0},
-    {70, 9, 0, 0, 0, 13, 0},   {72, 10, 0, 0, 0, 13, 0},   {75, 10, 0, 0, 0, 0, 0},
-    {80, 11, 0, 0, 0, 0, 0},   {86, 11, 1, 0, 0, 0, 0},    {87, 11, 4, 0, 0, 0, 0},
-    {88, 13, 0, 0, 0, 0, 0},   {89, 11, 8, 0, 0, 0, 0},    {90, 11, 8, 12, 0, 0, 0},
-    {100, 12, 8, 12, 8, 0, 0}, {101, 12, 8, 12, 8, 13, 0}, {103, 12, 9, 12, 9, 0, 0},
-    {110, 13, 0, 13, 0, 0, 0}, {120, 12, 8, 12, 8, 0, 0},  {121, 12, 9, 12, 9, 0, 0},
-};
-
-static const struct arch_row *find_row(const struct gpu_arch *a)
+/* The table's row for exactly this target (variant included); NULL when there is none. */
+static const struct sa_arch *find_row(const struct gpu_arch *a)
 {
-    for (size_t i = 0; i < sizeof arch_rows / sizeof arch_rows[0]; i++)
-        if (arch_rows[i].number == arch_number(a))
-            return &arch_rows[i];
-    return NULL;
+    char name[32];
+    return sa_arch_at(sa_arch_index(arch_sm_name(a, name, sizeof name)));
 }
 
-static struct version ver2(int major, int minor)
+/* Whether the table knows this compute capability under any variant. */
+static int base_known(const struct gpu_arch *a)
 {
-    struct version v = {{major, minor, 0, 0}, 2};
-    return v;
+    for (int i = 0; i < sa_arch_count(); i++)
+        if (sa_arch_at(i)->major == a->major && sa_arch_at(i)->minor == a->minor)
+            return 1;
+    return 0;
+}
+
+/* *out = the table's version string s, when s is one; else -1. */
+static int table_version(const char *s, struct version *out)
+{
+    return s && *s && version_parse_strict(s, out) == 0 ? 0 : -1;
 }
 
 int arch_variant_valid(const struct gpu_arch *a)
 {
-    const struct arch_row *r = find_row(a);
-    if (!r)
-        return 0;
-    if (a->variant == 'a')
-        return r->a_major != 0;
-    if (a->variant == 'f') /* family targets exist from Blackwell on */
-        return a->major >= 10;
-    return 1;
+    return find_row(a) != NULL;
 }
 
 int arch_min_nvcc(const struct gpu_arch *a, struct version *out)
 {
-    const struct arch_row *r = find_row(a);
-    if (!r || !arch_variant_valid(a))
-        return -1;
-    *out = ver2(r->since_major, r->since_minor);
-    if (a->variant == 'a')
-        *out = ver2(r->a_major, r->a_minor);
-    if (a->variant == 'f') { /* 'f' targets arrived with nvcc 12.9 */
-        struct version f = ver2(12, 9);
-        if (version_cmp(out, &f) < 0)
-            *out = f;
-    }
-    return 0;
+    const struct sa_arch *r = find_row(a);
+    return r ? table_version(r->nvcc_since, out) : -1;
 }
 
 int arch_dropped_in(const struct gpu_arch *a, struct version *out)
 {
-    const struct arch_row *r = find_row(a);
-    if (!r || !r->dropped_major)
-        return -1;
-    *out = ver2(r->dropped_major, r->dropped_minor);
-    return 0;
+    const struct sa_arch *r = find_row(a);
+    return r ? table_version(r->nvcc_dropped, out) : -1;
+}
+
+/* *floor = max(*floor, s) for a table version s; counts in *have. */
+static void raise_floor(const char *s, struct version *floor, int *have)
+{
+    struct version v;
+    if (table_version(s, &v) < 0)
+        return;
+    if (!*have || version_cmp(&v, floor) > 0)
+        *floor = v;
+    *have = 1;
 }
 
 int arch_min_nvcc_for_kernels(const struct gpu_arch *a, struct version *out)
 {
-    /* SageAttention's setup.py: nvcc ≥ 12.0 at all, 12.3 for 9.0, 12.4 for 8.9 (FP8 mma),
-     * 12.8 for 10.0 and 12.0; DESIGN.md §4: sm_121a ≥ 12.9. */
-    struct version gate;
-    switch (arch_number(a)) {
-    case 80:
-    case 86:
-    case 87:
-        gate = ver2(12, 0);
-        break;
-    case 89:
-        gate = ver2(12, 4);
-        break;
-    case 90:
-        gate = ver2(12, 3);
-        break;
-    case 100:
-    case 120:
-        gate = ver2(12, 8);
-        break;
-    case 121:
-        gate = ver2(12, 9);
-        break;
-    default:
-        return -1;
+    /* The gates of this compute capability, whichever variant carries them: upstream
+     * SageAttention's (setup.py) and sagebuild's own kernels', so a toolkit that passes builds
+     * both; then never below what nvcc itself needs for this exact target. */
+    struct version gate = {{0}, 0};
+    int have = 0;
+    for (int i = 0; i < sa_arch_count(); i++) {
+        const struct sa_arch *r = sa_arch_at(i);
+        if (r->major != a->major || r->minor != a->minor)
+            continue;
+        raise_floor(r->sage_nvcc, &gate, &have);
+        raise_floor(r->kernels_nvcc, &gate, &have);
     }
-    struct version base;
-    if (arch_min_nvcc(a, &base) == 0 && version_cmp(&base, &gate) > 0)
-        gate = base;
+    if (!have)
+        return -1;
+    const struct sa_arch *exact = find_row(a);
+    if (exact)
+        raise_floor(exact->nvcc_since, &gate, &have);
     *out = gate;
     return 0;
 }
@@ -216,7 +186,7 @@ char *arch_nvcc_refusal(const struct gpu_arch *a, const struct version *nvcc_rel
 {
     char name[32], vb[32], nb[32];
     arch_sm_name(a, name, sizeof name);
-    if (!find_row(a))
+    if (!base_known(a))
         return xasprintf("%s is not a GPU architecture sagebuild knows", name);
     if (!arch_variant_valid(a))
         return xasprintf("%s does not exist (no '%c' variant for this architecture)", name,
@@ -240,17 +210,15 @@ char *arch_nvcc_refusal(const struct gpu_arch *a, const struct version *nvcc_rel
 struct gpu_arch arch_for_kernels(int cc_major, int cc_minor)
 {
     struct gpu_arch a = {cc_major, cc_minor, '\0', 0};
-    int n = arch_number(&a);
-    if (n == 90 || n == 100 || n == 120 || n == 121)
-        a.variant = 'a';
+    for (int i = 0; i < sa_arch_count(); i++) {
+        const struct sa_arch *r = sa_arch_at(i);
+        if (r->sage_code && r->major == cc_major && r->minor == cc_minor)
+            a.variant = r->variant;
+    }
     return a;
 }
 
 int arch_runs_on(const struct gpu_arch *built, int cc_major, int cc_minor)
 {
-    if (built->major != cc_major)
-        return 0;
-    if (built->variant == 'a')
-        return built->minor == cc_minor;
-    return built->minor <= cc_minor;
+    return sa_arch_runs_on(built->major, built->minor, built->variant, cc_major, cc_minor);
 }

@@ -298,6 +298,12 @@ class Messages(unittest.TestCase):
         self.assertEqual(D.arch_name((8, 9)), "sm_89")
         self.assertEqual(D.arch_name((12, 0)), "sm_120a")
         self.assertEqual(D.arch_name((10, 0)), "sm_100a")
+        # the library's message names the table's arch: 8.7 runs sm_86 code
+        said = ("this library holds no code for this GPU (compute capability 8.7); it was "
+                "built for sm_90: rebuild with sagebuild build --arch sm_86")
+        self.assertEqual(D.arch_name((8, 7), said), "sm_86")
+        self.assertIn("sagebuild build --arch sm_86",
+                      D.no_code_message("Jetson AGX Orin", (8, 7), "sm_90", "python3", said))
 
     def test_no_code_names_gpu_archs_and_commands(self):
         m = D.no_code_message("NVIDIA GeForce RTX 5090", (12, 0), "sm_89,sm_90",

@@ -11,7 +11,7 @@
 
 static const char *name_of(int i)
 {
-    const struct kernel_arch *k = build_arch_at(i);
+    const struct sa_arch *k = build_arch_at(i);
     return k ? k->name : "(none)";
 }
 
@@ -109,7 +109,7 @@ static void rejects_bad_specs(void **state)
     free(s);
     s = parse_joined("native", NULL, 0, NULL);
     assert_non_null(strstr(s, "no NVIDIA GPU"));
-    assert_non_null(strstr(s, "--arch sm_120a"));
+    assert_non_null(strstr(s, "--arch sm_120a (RTX 50) or --arch sm_89 (RTX 40)"));
     free(s);
     struct gpu_cc old[] = {{7, 5}};
     s = parse_joined("native", old, 1, NULL);
@@ -127,7 +127,8 @@ static struct version ver(const char *s)
 static void refuses_what_nvcc_cannot_build(void **state)
 {
     (void)state;
-    struct version v128 = ver("12.8"), v126 = ver("12.6"), v130 = ver("13.0"), v123 = ver("12.3");
+    struct version v128 = ver("12.8"), v126 = ver("12.6"), v130 = ver("13.0"), v123 = ver("12.3"),
+                   v124 = ver("12.4");
     int sm120 = build_arch_find("sm_120a"), sm121 = build_arch_find("sm_121a");
     int sm89 = build_arch_find("sm_89"), sm90 = build_arch_find("sm_90");
     assert_null(build_arch_refusal(sm120, &v128, NULL, 0));
@@ -145,7 +146,13 @@ static void refuses_what_nvcc_cannot_build(void **state)
     assert_non_null(r);
     assert_non_null(strstr(r, "12.4"));
     free(r);
-    assert_null(build_arch_refusal(sm90, &v123, NULL, 0));
+    /* ... and on sm_90, where ptxas emulates it: PTX ISA 8.4 either way (archs.def) */
+    r = build_arch_refusal(sm90, &v123, NULL, 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "sm_90 needs nvcc >= 12.4"));
+    free(r);
+    assert_null(build_arch_refusal(sm90, &v124, NULL, 0));
+    assert_null(build_arch_refusal(sm89, &v124, NULL, 0));
     /* what nvcc --list-gpu-arch says counts too */
     const char *listed[] = {"compute_80", "compute_90"};
     r = build_arch_refusal(sm120, &v130, listed, 2);
@@ -154,6 +161,18 @@ static void refuses_what_nvcc_cannot_build(void **state)
     free(r);
     const char *listed_ok[] = {"compute_90", "compute_120"};
     assert_null(build_arch_refusal(sm120, &v130, listed_ok, 2));
+}
+
+static void examples_name_products_from_the_table(void **state)
+{
+    (void)state;
+    char *s = build_arch_examples("sagebuild build --arch ", "; see --help");
+    assert_string_equal(s, "sagebuild build --arch sm_120a   (RTX 50; sm_89: RTX 40; sm_90: "
+                           "H100/H200; see --help)");
+    free(s);
+    s = build_arch_examples("", "");
+    assert_string_equal(s, "sm_120a   (RTX 50; sm_89: RTX 40; sm_90: H100/H200)");
+    free(s);
 }
 
 static void fix_names_toolkit_and_remaining_archs(void **state)
@@ -179,6 +198,7 @@ int main(void)
         cmocka_unit_test(parses_lists_native_and_all),
         cmocka_unit_test(rejects_bad_specs),
         cmocka_unit_test(refuses_what_nvcc_cannot_build),
+        cmocka_unit_test(examples_name_products_from_the_table),
         cmocka_unit_test(fix_names_toolkit_and_remaining_archs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

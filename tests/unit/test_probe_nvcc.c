@@ -105,9 +105,21 @@ static void knows_nvcc_floors(void **state)
         assert_int_equal(arch_min_nvcc(&a, &v), 0);
         assert_string_equal(version_str(&v, buf, sizeof buf), rows[i].min);
     }
-    arch_parse("sm_89", &a);
-    assert_int_equal(arch_min_nvcc_for_kernels(&a, &v), 0);
-    assert_string_equal(version_str(&v, buf, sizeof buf), "12.4");
+    /* SageAttention's gates and sagebuild's kernels' floors, whichever is higher */
+    struct {
+        const char *arch, *min;
+    } kernels[] = {{"sm_89", "12.4"},   {"sm_90", "12.4"},   {"sm_90a", "12.4"},
+                   {"sm_80", "12.0"},   {"sm_87", "12.0"},   {"sm_100", "12.8"},
+                   {"sm_120a", "12.8"}, {"sm_120f", "12.9"}, {"sm_121a", "12.9"}};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        assert_int_equal(arch_parse(kernels[i].arch, &a), 0);
+        assert_int_equal(arch_min_nvcc_for_kernels(&a, &v), 0);
+        assert_string_equal(version_str(&v, buf, sizeof buf), kernels[i].min);
+    }
+    arch_parse("sm_75", &a);
+    assert_int_equal(arch_min_nvcc_for_kernels(&a, &v), -1);
+    arch_parse("sm_103", &a);
+    assert_int_equal(arch_min_nvcc_for_kernels(&a, &v), -1);
     arch_parse("sm_89a", &a);
     assert_false(arch_variant_valid(&a));
     assert_int_equal(arch_min_nvcc(&a, &v), -1);

@@ -313,16 +313,21 @@ def parse_flag(text, default):
     raise ValueError("expected 0 or 1 (or false/true), got %r" % text)
 
 
-def arch_name(cc):
-    """The `sagebuild build --arch` name of compute capability (major, minor), e.g. sm_90,
-    sm_120a (arch-specific features from 10.0 on, as the library's own message says)."""
+def arch_name(cc, library_message=""):
+    """The `sagebuild build --arch` name of compute capability (major, minor): the one the
+    library's "no code for this GPU" message names (it reads the arch table,
+    kernels/archs/archs.def: sm_86 for 8.7), else sm_XY with the arch-specific 'a' from 10.0
+    on (sm_90, sm_120a)."""
+    named = re.search(r"--arch (sm_[0-9]+[a-z]?)", library_message or "")
+    if named:
+        return named.group(1)
     major, minor = cc
     return "sm_%d%d%s" % (major, minor, "a" if major >= 10 else "")
 
 
 def no_code_message(gpu_name, cc, built_archs, python, library_message):
     """The RuntimeError text for a GPU the library has no code for."""
-    arch = arch_name(cc)
+    arch = arch_name(cc, library_message)
     return ("libsageattn has no code for %s (compute capability %d.%d, %s): this library was "
             "built for %s. Rebuild it for this GPU with `sagebuild build --arch %s` and "
             "reinstall with `sagebuild install --python %s`, or run `sagebuild install "
