@@ -1,16 +1,13 @@
 /* sagebuild fetch-cuda: the minimal CUDA toolkit matching torch, from any mirror, verified and
  * installed atomically. Option handling and output here; the work is in engine/pipeline.c. */
 #include "cmd.h"
+#include "fetch/engine/pipeline.h"
 #include "fetch/sources/catalog.h"
+#include "fetch/sources/pypi_index.h"
+#include "fetch/sources/resolve.h"
+#include "fetch/sources/source.h"
 #include "fetch_common.h"
 #include "fetch_fix.h"
-#include "fetch/sources/manifest.h"
-#include "fetch/engine/pipeline.h"
-#include "fetch/sources/pypi_index.h"
-#include "fetch/sources/pypi_source.h"
-#include "fetch/sources/pypi_wheel.h"
-#include "fetch/sources/resolve.h"
-#include "util/datadir.h"
 #include "util/fs.h"
 #include "util/out.h"
 #include "util/plural.h"
@@ -20,7 +17,6 @@
 
 #include <cJSON.h>
 #include <getopt.h>
-#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +49,12 @@ struct fetch_args {
 
 #define INTERRUPTED "interrupted; nothing was changed (the prefix is as it was)"
 
-/* How one attempt ends when `auto` may still try PyPI: its error is kept, not printed. */
+/* One attempt with one source. When a next source may still cure its failure (--source auto),
+ * the error is kept for the message that moves on, not printed. */
 struct attempt {
-    const char *source;
-    int may_fall_back;
-    char *deferred; /* the error of a redist attempt that PyPI may still cure */
+    const struct fetch_source *source;
+    const struct fetch_source *fallback; /* NULL: this is the last */
+    char *deferred;                      /* the error the fallback may still cure */
 };
 
 static void usage(FILE *f)
@@ -298,61 +295,52 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
     return 0;
 }
 
-/* The URLs of plan item i: the source's own (PyPI wheels) or each mirror + relative_path. */
-static char **item_urls(const struct fetch_plan *plan, int i, char *const *mirrors, int nmirrors,
-                        const struct pipeline_source *src, int *n)
+/* An item's URLs with any password hidden, for printing. */
+static char **shown_urls(const struct fetch_item *it, int *n)
 {
-    char **out = xcalloc((size_t)nmirrors + 2, sizeof *out);
     *n = 0;
-    if (src && src->item_urls) {
-        for (char **u = src->item_urls[i]; u && *u && *n < 1; u++)
-            out[(*n)++] = url_redact(*u);
-    } else {
-        for (int m = 0; m < nmirrors; m++) {
-            char *u = url_join(mirrors[m], plan->items[i].relative_path);
-            out[(*n)++] = url_redact(u);
-            free(u);
-        }
-    }
+    while (it->urls && it->urls[*n])
+        (*n)++;
+    char **out = xcalloc((size_t)*n + 1, sizeof *out);
+    for (int i = 0; i < *n; i++)
+        out[i] = url_redact(it->urls[i]);
     return out;
 }
 
 static void print_plan_human(const struct fetch_plan *plan, const char *prefix,
-                             const struct manifest_text *mt, char *const *mirrors, int nmirrors,
-                             const struct pipeline_source *src)
+                             const struct fetch_source *src)
 {
     long long total = 0;
     printf("CUDA %s for %s (manifest: %s)\nprefix: %s\n\n", plan->release, plan->platform,
-           mt->origin, prefix);
+           plan->manifest, prefix);
     for (int i = 0; i < plan->nitems; i++) {
         const struct fetch_item *it = &plan->items[i];
         total += it->size > 0 ? it->size : 0;
         printf("%-14s %-10s %10lld bytes  sha256 %s\n", it->component, it->version, it->size,
                it->sha256);
         int nu = 0;
-        char **urls = item_urls(plan, i, mirrors, nmirrors, src, &nu);
+        char **urls = shown_urls(it, &nu);
         for (int m = 0; m < nu; m++)
             printf("    %s\n", urls[m]);
         resolve_free_list(urls, nu);
     }
-    if (src)
+    if (src->fetched_as) /* a source other than NVIDIA's archives is named */
         printf("\nsource: %s\n", src->name);
     printf("\ntotal %.1f MB in %d %s\n", (double)total / 1e6, plan->nitems,
            plural(plan->nitems, "archive", "archives"));
 }
 
 static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
-                        const struct manifest_text *mt, char *const *mirrors, int nmirrors,
-                        const struct pipeline_source *src, const struct pipeline_result *res)
+                        const struct fetch_source *src, const struct pipeline_result *res)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "schema", 1);
-    cJSON_AddStringToObject(doc, "source", src ? src->name : "redist");
+    cJSON_AddStringToObject(doc, "source", src->name);
     cJSON_AddStringToObject(doc, "release", plan->release);
     cJSON_AddStringToObject(doc, "platform", plan->platform);
     cJSON_AddStringToObject(doc, "prefix", prefix);
-    cJSON_AddStringToObject(doc, "manifest", mt->origin);
-    cJSON_AddStringToObject(doc, "manifest_sha256", mt->sha256);
+    cJSON_AddStringToObject(doc, "manifest", plan->manifest);
+    cJSON_AddStringToObject(doc, "manifest_sha256", plan->manifest_sha256);
     cJSON *arr = cJSON_AddArrayToObject(doc, "components");
     long long total = 0;
     for (int i = 0; i < plan->nitems; i++) {
@@ -365,7 +353,7 @@ static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
         cJSON_AddStringToObject(o, "sha256", it->sha256);
         cJSON *urls = cJSON_AddArrayToObject(o, "urls");
         int nu = 0;
-        char **list = item_urls(plan, i, mirrors, nmirrors, src, &nu);
+        char **list = shown_urls(it, &nu);
         for (int m = 0; m < nu; m++)
             cJSON_AddItemToArray(urls, cJSON_CreateString(list[m]));
         resolve_free_list(list, nu);
@@ -415,29 +403,59 @@ static const char *postcheck_name(enum postcheck_status s)
     }
 }
 
-/* The release to fetch when none is named: torch's CUDA, else the newest bundled. */
-static char *default_request(const struct fetch_args *a, const char *bundled, char **note)
+/* What one attempt holds from start to end, freed in one place (run_free). */
+struct fetch_run {
+    const struct fetch_args *a;
+    struct attempt *at;
+    volatile sig_atomic_t *cancel;
+    struct dl_opts dl;
+    char *cache;
+    char *torch_cuda; /* the release to fetch when none is named */
+    char *torch_note; /* why there is none */
+    struct fetch_plan plan;
+    char *prefix;
+};
+
+static void run_init(struct fetch_run *r, const struct fetch_args *a, struct attempt *at,
+                     volatile sig_atomic_t *cancel)
 {
-    char *torch_cuda = fetch_torch_cuda(note);
-    if (torch_cuda)
-        return torch_cuda;
-    if (a->match_torch)
-        return NULL;
-    int n = 0;
-    char **labels = catalog_dir_labels(bundled, &n);
-    char *best = resolve_newest(labels, n);
-    resolve_free_list(labels, n);
-    return best;
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    r->at = at;
+    r->cancel = cancel;
+    fetch_dl_opts(&r->dl, a->offline, !a->json && isatty(2));
+    if (a->min_rate > 0)
+        r->dl.min_rate = a->min_rate;
+    if (a->deadline >= 0)
+        r->dl.deadline = a->deadline;
+    r->dl.cancel = cancel;
+    r->cache = catalog_cache_dir();
 }
 
-/* In auto mode a failed redist attempt keeps its error for later while PyPI may still serve
- * the release (CUDA 13 and newer); an interruption is never cured by another source. */
-static int defer_error(struct attempt *at, const char *release, const char *err,
-                       volatile sig_atomic_t *cancel)
+static void run_free(struct fetch_run *r)
 {
-    if (!at->may_fall_back || *cancel || !err)
+    free(r->cache);
+    free(r->torch_cuda);
+    free(r->torch_note);
+    fetch_plan_free(&r->plan);
+    free(r->prefix);
+}
+
+/* The release the errors are about: the plan's (or the one it resolved to), else --cuda. */
+static const char *run_release(const struct fetch_run *r)
+{
+    return r->plan.release ? r->plan.release : r->a->cuda;
+}
+
+/* Keeps the error instead of printing it when the next source may still serve the release; an
+ * interruption is never cured by another source. */
+static int defer_error(struct fetch_run *r, const char *err)
+{
+    struct attempt *at = r->at;
+    const char *release = run_release(r);
+    if (!at->fallback || *r->cancel || !err)
         return 0;
-    char *refusal = release ? pypi_release_refusal(release) : NULL;
+    char *refusal = release ? at->fallback->refusal(release) : NULL;
     if (refusal) {
         free(refusal);
         return 0;
@@ -446,328 +464,223 @@ static int defer_error(struct attempt *at, const char *release, const char *err,
     return 1;
 }
 
-static void append_manifest_hint(char **err)
+/* An error before the pipeline ran: stderr with its fix, or --json. */
+static void report_error(struct fetch_run *r, const char *err)
 {
-    size_t n = strlen(*err);
-    while (n && (*err)[n - 1] == '\n')
-        n--;
-    char *e = xasprintf("%.*s\n(with --source pypi the component versions still come from the "
-                        "release's redist manifest, and NVIDIA's site is not asked for it: add "
-                        "--manifest FILE|URL, or --mirror " REDIST_DEFAULT_MIRROR ")",
-                        (int)n, *err);
-    free(*err);
-    *err = e;
-}
-
-/* The releases whose manifests are bundled or cached: what --cuda can name without a mirror. */
-static char **known_releases(const struct catalog *cat, int *n)
-{
-    char **all = NULL;
-    *n = 0;
-    const char *dirs[] = {cat->bundled_dir, cat->cache_dir};
-    for (int d = 0; d < 2; d++) {
-        int k = 0;
-        char **found = catalog_dir_labels(dirs[d], &k);
-        for (int i = 0; i < k; i++) {
-            int dup = 0;
-            for (int j = 0; j < *n && !dup; j++)
-                dup = !strcmp(all[j], found[i]);
-            if (dup) {
-                free(found[i]);
-                continue;
-            }
-            all = xrealloc(all, (size_t)(*n + 2) * sizeof *all);
-            all[(*n)++] = found[i];
-            all[*n] = NULL;
-        }
-        free(found);
+    if (defer_error(r, err))
+        return; /* kept for the caller, which tries the next source */
+    const char *fix = fetch_fix_for(err, run_release(r), r->at->source->name);
+    if (r->a->json) {
+        emit_error_json(err, fix);
+        return;
     }
-    /* oldest first, as a person reads a list of versions */
-    for (int i = 1; i < *n; i++)
-        for (int k = i; k > 0; k--) {
-            struct version va, vb;
-            if (version_parse(all[k - 1], &va) < 0 || version_parse(all[k], &vb) < 0 ||
-                version_cmp(&va, &vb) <= 0)
-                break;
-            char *t = all[k];
-            all[k] = all[k - 1];
-            all[k - 1] = t;
-        }
-    return all;
+    fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
+    if (fix)
+        fprintf(stderr, "  fix: %s\n", fix);
 }
 
-static int release_known(const struct catalog *cat, const char *label)
+/* The request resolved by the source into a plan, and the prefix it goes to. 0, or -1 with
+ * *err. */
+static int plan_fetch(struct fetch_run *r, char **err)
 {
-    int n = 0, hit = 0;
-    char **all = known_releases(cat, &n);
-    for (int i = 0; i < n; i++)
-        hit |= !strcmp(all[i], label);
-    resolve_free_list(all, n);
-    return hit;
-}
-
-/* "--cuda 99.9": say which releases would have worked. */
-static void append_known_releases(const struct catalog *cat, char **err)
-{
-    int n = 0;
-    char **all = known_releases(cat, &n);
-    struct strbuf sb = STRBUF_INIT;
-    size_t len = strlen(*err);
-    while (len && (*err)[len - 1] == '\n')
-        len--;
-    sb_addf(&sb, "%.*s\nreleases known here (bundled or cached):", (int)len, *err);
-    for (int i = 0; i < n; i++)
-        sb_addf(&sb, "%s%s", i ? ", " : " ", all[i]);
-    if (!n)
-        sb_adds(&sb, " none");
-    sb_adds(&sb, "; a mirror may offer newer ones (--cuda X.Y.Z asks it for that one)");
-    free(*err);
-    *err = sb_detach(&sb);
-    resolve_free_list(all, n);
-}
-
-/* Rewrites a redist plan into NVIDIA's wheels from the PyPI indexes. */
-static int plan_wheels(const struct fetch_args *a, struct fetch_plan *plan, const char *cache,
-                       const struct dl_opts *dl, struct pypi_plan *pp, char **err)
-{
-    const char *arch = pypi_arch_for_platform(plan->platform);
-    if (!arch) {
-        *err = xasprintf("NVIDIA publishes no Linux wheels for %s; use --source redist",
-                         plan->platform);
+    const struct fetch_args *a = r->a;
+    const char *platform = a->platform ? a->platform : fetch_machine_platform();
+    if (!platform) {
+        *err = xstrdup("this machine's architecture has no CUDA redist platform; name one with "
+                       "--platform");
         return -1;
     }
-    int nindexes = 0;
-    char **indexes = pypi_index_urls(a->indexes, a->nindexes, getenv("SAGEBUILD_INDEX_URLS"),
-                                     getenv("PIP_INDEX_URL"), &nindexes);
-    /* manylinux tags are judged against this machine's glibc only when the toolkit is for it. */
-    int gmaj = 0, gmin = 0;
-    const char *mine = fetch_machine_platform();
-    if (mine && !strcmp(mine, plan->platform))
-        sscanf(gnu_get_libc_version(), "%d.%d", &gmaj, &gmin);
-    char *cached = fs_join(cache, "pypi");
-    const char *local[] = {a->from ? a->from : cached, cached, NULL};
-    struct pypi_request prq = {indexes, nindexes, arch, gmaj, gmin, dl, local};
-    int rc = pypi_resolve_plan(plan, &prq, pp, err);
-    if (rc == 0)
-        rc = resolve_plan_check(plan, err); /* the wheels' file names come from the index */
-    for (int i = 0; rc == 0 && i < pp->n; i++)
-        if (pp->notes[i])
-            fprintf(stderr, "sagebuild fetch-cuda: warning: %s\n", pp->notes[i]);
-    free(cached);
-    resolve_free_list(indexes, nindexes);
-    return rc;
-}
-
-static int fetch_once(const struct fetch_args *args, struct attempt *at)
-{
-    struct fetch_args a = *args;
-    int pypi = !strcmp(at->source, "pypi");
-    struct pypi_plan pp = {0};
-    struct pipeline_source psrc;
-    int rc = SB_EXIT_ERROR;
-    char *err = NULL, *note = NULL, *request = NULL, *label = NULL, *prefix = NULL;
-    struct manifest_text mt = {0};
-    struct redist_manifest m = {0};
-    struct fetch_plan plan = {0};
-    struct dl_opts dl;
-    fetch_dl_opts(&dl, a.offline, !a.json && isatty(2));
-    if (a.min_rate > 0)
-        dl.min_rate = a.min_rate;
-    if (a.deadline >= 0)
-        dl.deadline = a.deadline;
-    volatile sig_atomic_t cancel = 0;
-    dl.cancel = &cancel;
-    pipeline_install_signals(&cancel);
-
-    int nmirrors = 0;
-    /* With PyPI the redist mirrors only serve manifests, and NVIDIA's own site is left out:
-     * where it is blocked, the bundled manifests give the component versions. */
-    char **mirrors = resolve_mirrors(a.mirrors, a.nmirrors, getenv("SAGEBUILD_MIRRORS"),
-                                     a.no_default_mirror || pypi, &nmirrors);
-    char *bundled = datadir_find("manifests");
-    char *cache = catalog_cache_dir();
-    struct catalog cat = {bundled, cache, mirrors, nmirrors, &dl};
-    const char *platform = a.platform ? a.platform : fetch_machine_platform();
-    if (!platform) {
-        err = xstrdup("this machine's architecture has no CUDA redist platform; name one with "
-                      "--platform");
-        goto out;
+    if (!r->cache) {
+        *err = xstrdup("no cache folder: set HOME or SAGEBUILD_CACHE");
+        return -1;
     }
-    if (!cache) {
-        err = xstrdup("no cache folder: set HOME or SAGEBUILD_CACHE");
-        goto out;
-    }
-    if (pypi && a.cuda && (err = pypi_release_refusal(a.cuda)))
-        goto out;
-    if (a.manifest) {
-        if (catalog_load_named(&cat, a.manifest, a.cuda, &mt, &err) < 0)
-            goto out;
-    } else {
-        request = a.cuda ? xstrdup(a.cuda) : default_request(&a, bundled, &note);
-        if (!request) {
-            err = xasprintf("no CUDA version to fetch: %s; name one with --cuda X.Y",
-                            note ? note : "torch was not found");
-            goto out;
-        }
-        if (!(label = catalog_resolve(&cat, request, &err)) ||
-            catalog_load(&cat, label, &mt, &err) < 0) {
-            if (!label || !release_known(&cat, label))
-                append_known_releases(&cat, &err);
-            if (pypi) /* the manifest still names the versions; say where it may come from */
-                append_manifest_hint(&err);
-            goto out;
-        }
-    }
-    if (manifest_parse(mt.text, mt.len, &m, &err) < 0) {
-        char *e = xasprintf("manifest %s: %s", mt.origin, err);
-        free(err);
-        err = e;
-        goto out;
-    }
-    if (resolve_plan(&m, mt.label, platform, a.extras, a.nextras, &plan, &err) < 0)
-        goto out;
-    if (pypi) {
-        if (plan_wheels(&a, &plan, cache, &dl, &pp, &err) < 0)
-            goto out;
-        pypi_pipeline_source(&pp, &psrc);
-    }
-    prefix = a.prefix ? fetch_absolute(a.prefix) : fetch_default_prefix(plan.release);
-    if (!prefix) {
-        err = xstrdup("no default prefix: set HOME or pass --prefix");
-        goto out;
+    if (!a->cuda && !a->manifest)
+        r->torch_cuda = fetch_torch_cuda(&r->torch_note);
+    struct source_request sr = {
+        .cuda = a->cuda,
+        .default_release = r->torch_cuda,
+        .no_default_why = r->torch_note,
+        .default_required = a->match_torch,
+        .manifest = a->manifest,
+        .platform = platform,
+        .host_platform = fetch_machine_platform(),
+        .extras = a->extras,
+        .nextras = a->nextras,
+        .mirrors = a->mirrors,
+        .nmirrors = a->nmirrors,
+        .no_default_mirror = a->no_default_mirror,
+        .indexes = a->indexes,
+        .nindexes = a->nindexes,
+        .cache_dir = r->cache,
+        .from_dir = a->from,
+        .dl = &r->dl,
+    };
+    if (r->at->source->plan(&sr, &r->plan, err) < 0)
+        return -1;
+    for (int i = 0; i < r->plan.nitems; i++)
+        if (r->plan.items[i].note)
+            fprintf(stderr, "sagebuild fetch-cuda: warning: %s\n", r->plan.items[i].note);
+    r->prefix = a->prefix ? fetch_absolute(a->prefix) : fetch_default_prefix(r->plan.release);
+    if (!r->prefix) {
+        *err = xstrdup("no default prefix: set HOME or pass --prefix");
+        return -1;
     }
     /* The install locks and stages beside the prefix: a parent that refuses new files would
      * only show after the downloads (and never in a dry run). */
-    char *parent = fs_dirname(prefix);
+    char *parent = fs_dirname(r->prefix);
     char *why = fs_why_not_creatable(parent);
     free(parent);
     if (why) {
-        err = xasprintf("cannot install into %s: %s; choose another --prefix DIR", prefix, why);
+        *err = xasprintf("cannot install into %s: %s; choose another --prefix DIR", r->prefix, why);
         free(why);
-        goto out;
+        return -1;
     }
-    if (a.dry_run) {
-        if (a.json) {
-            cJSON *doc =
-                plan_json(&plan, prefix, &mt, mirrors, nmirrors, pypi ? &psrc : NULL, NULL);
-            cJSON_AddStringToObject(doc, "status", "planned");
-            emit_json(doc);
-        } else {
-            print_plan_human(&plan, prefix, &mt, mirrors, nmirrors, pypi ? &psrc : NULL);
-        }
-        rc = SB_EXIT_OK;
-        goto out;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    struct pipeline_request rq = {
-        .plan = &plan,
-        .source = pypi ? &psrc : NULL,
-        .release_date = m.release_date,
-        .manifest_origin = mt.origin,
-        .manifest_sha256 = mt.sha256,
-        .prefix = prefix,
-        .cache_dir = cache,
-        .from_dir = a.from,
-        .mirrors = mirrors,
-        .nmirrors = nmirrors,
-        .jobs = a.jobs > 0 ? a.jobs : (cpus > 0 ? (int)cpus : 2),
-        .force = a.force,
-        .no_check = a.no_check,
-        .dl = &dl,
-        .cancel = &cancel,
-    };
-    if (!a.json)
-        fprintf(stderr, "sagebuild: CUDA %s (%d %s%s) into %s\n", plan.release, plan.nitems,
-                plural(plan.nitems, "component", "components"), pypi ? " as PyPI wheels" : "",
-                prefix);
-    struct pipeline_result res;
-    memset(&res, 0, sizeof res);
-    int r = cancel ? -1 : pipeline_run(&rq, &res);
-    if (cancel) {
-        free(res.error);
-        res.error = xstrdup(INTERRUPTED);
-        r = -1;
-    }
-    if (r < 0 && defer_error(at, plan.release, res.error, &cancel)) {
-        /* kept for the caller, which tries PyPI next */
-    } else if (a.json) {
-        cJSON *doc = plan_json(&plan, prefix, &mt, mirrors, nmirrors, pypi ? &psrc : NULL, &res);
-        cJSON_AddStringToObject(doc, "status",
-                                r < 0           ? "error"
-                                : res.unchanged ? "unchanged"
-                                                : "installed");
-        cJSON_AddNumberToObject(doc, "bytes_downloaded", (double)res.net_bytes);
-        cJSON_AddNumberToObject(doc, "seconds", res.seconds);
-        cJSON_AddStringToObject(doc, "postcheck", postcheck_name(res.postcheck));
-        if (res.postcheck_note)
-            cJSON_AddStringToObject(doc, "postcheck_note", res.postcheck_note);
-        if (res.error)
-            cJSON_AddStringToObject(doc, "error", res.error);
-        const char *fix = fetch_fix_for(res.error, plan.release, at->source);
-        if (fix)
-            cJSON_AddStringToObject(doc, "fix", fix);
+    return 0;
+}
+
+static int show_plan(const struct fetch_run *r)
+{
+    if (r->a->json) {
+        cJSON *doc = plan_json(&r->plan, r->prefix, r->at->source, NULL);
+        cJSON_AddStringToObject(doc, "status", "planned");
         emit_json(doc);
-    } else if (r < 0) {
-        fprintf(stderr, "sagebuild fetch-cuda: %s\n", res.error);
-        const char *fix = fetch_fix_for(res.error, plan.release, at->source);
+    } else {
+        print_plan_human(&r->plan, r->prefix, r->at->source);
+    }
+    return SB_EXIT_OK;
+}
+
+static void report_json(const struct fetch_run *r, int rc, const struct pipeline_result *res)
+{
+    cJSON *doc = plan_json(&r->plan, r->prefix, r->at->source, res);
+    cJSON_AddStringToObject(doc, "status",
+                            rc < 0           ? "error"
+                            : res->unchanged ? "unchanged"
+                                             : "installed");
+    cJSON_AddNumberToObject(doc, "bytes_downloaded", (double)res->net_bytes);
+    cJSON_AddNumberToObject(doc, "seconds", res->seconds);
+    cJSON_AddStringToObject(doc, "postcheck", postcheck_name(res->postcheck));
+    if (res->postcheck_note)
+        cJSON_AddStringToObject(doc, "postcheck_note", res->postcheck_note);
+    if (res->error)
+        cJSON_AddStringToObject(doc, "error", res->error);
+    const char *fix = fetch_fix_for(res->error, r->plan.release, r->at->source->name);
+    if (fix)
+        cJSON_AddStringToObject(doc, "fix", fix);
+    emit_json(doc);
+}
+
+static void report_human(const struct fetch_run *r, int rc, const struct pipeline_result *res)
+{
+    const char *release = r->plan.release, *prefix = r->prefix;
+    if (rc < 0) {
+        fprintf(stderr, "sagebuild fetch-cuda: %s\n", res->error);
+        const char *fix = fetch_fix_for(res->error, release, r->at->source->name);
         if (fix)
             fprintf(stderr, "  fix: %s\n", fix);
-    } else if (res.unchanged) {
-        printf("CUDA %s is already installed in %s (nothing to do; --force redoes it)\n",
-               plan.release, prefix);
+    } else if (res->unchanged) {
+        printf("CUDA %s is already installed in %s (nothing to do; --force redoes it)\n", release,
+               prefix);
     } else {
-        printf("CUDA %s installed in %s (%.1f MB downloaded, %.1f s)\n", plan.release, prefix,
-               (double)res.net_bytes / 1e6, res.seconds);
-        if (res.postcheck == POSTCHECK_OK)
-            printf("check: %s\n", res.postcheck_note);
-        else if (res.postcheck == POSTCHECK_SKIPPED)
-            printf("warning: compile check skipped: %s\n", res.postcheck_note);
+        printf("CUDA %s installed in %s (%.1f MB downloaded, %.1f s)\n", release, prefix,
+               (double)res->net_bytes / 1e6, res->seconds);
+        if (res->postcheck == POSTCHECK_OK)
+            printf("check: %s\n", res->postcheck_note);
+        else if (res->postcheck == POSTCHECK_SKIPPED)
+            printf("warning: compile check skipped: %s\n", res->postcheck_note);
         printf("use it:  eval \"$(sagebuild env --prefix %s)\"   (or: . %s/env.sh)\n", prefix,
                prefix);
     }
-    rc = r < 0 ? SB_EXIT_ERROR : r > 0 ? SB_EXIT_WARN : SB_EXIT_OK;
-    pipeline_result_free(&res, plan.nitems);
-    err = NULL;
-    if (0) {
-    out:
-        if (cancel) {
+}
+
+/* Runs the pipeline on the plan and says how it went (or keeps the error for the next source). */
+static int install_plan(struct fetch_run *r)
+{
+    const struct fetch_args *a = r->a;
+    const struct fetch_source *src = r->at->source;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct pipeline_request rq = {
+        .plan = &r->plan,
+        .source = src,
+        .prefix = r->prefix,
+        .cache_dir = r->cache,
+        .from_dir = a->from,
+        .jobs = a->jobs > 0 ? a->jobs : (cpus > 0 ? (int)cpus : 2),
+        .force = a->force,
+        .no_check = a->no_check,
+        .dl = &r->dl,
+        .cancel = r->cancel,
+    };
+    if (!a->json)
+        fprintf(stderr, "sagebuild: CUDA %s (%d %s%s%s) into %s\n", r->plan.release, r->plan.nitems,
+                plural(r->plan.nitems, "component", "components"), src->fetched_as ? " as " : "",
+                src->fetched_as ? src->fetched_as : "", r->prefix);
+    struct pipeline_result res;
+    memset(&res, 0, sizeof res);
+    int rc = *r->cancel ? -1 : pipeline_run(&rq, &res);
+    if (*r->cancel) {
+        free(res.error);
+        res.error = xstrdup(INTERRUPTED);
+        rc = -1;
+    }
+    if (rc < 0 && defer_error(r, res.error)) {
+        /* kept for the caller, which tries the next source */
+    } else if (a->json) {
+        report_json(r, rc, &res);
+    } else {
+        report_human(r, rc, &res);
+    }
+    pipeline_result_free(&res, r->plan.nitems);
+    return rc < 0 ? SB_EXIT_ERROR : rc > 0 ? SB_EXIT_WARN : SB_EXIT_OK;
+}
+
+static int fetch_once(const struct fetch_args *a, struct attempt *at, volatile sig_atomic_t *cancel)
+{
+    struct fetch_run r;
+    run_init(&r, a, at, cancel);
+    char *err = NULL;
+    int rc;
+    int planned = plan_fetch(&r, &err) == 0;
+    if (planned && !a->dry_run) {
+        rc = install_plan(&r); /* says itself how it went */
+    } else {
+        rc = planned ? show_plan(&r) : SB_EXIT_ERROR;
+        if (*cancel) {
             /* Whatever the step was doing when the signal came, this is what happened. */
             free(err);
             err = xstrdup(INTERRUPTED);
             rc = SB_EXIT_ERROR;
         }
-        if (err && defer_error(at,
-                               plan.release ? plan.release
-                               : label      ? label
-                                            : a.cuda,
-                               err, &cancel)) {
-            /* kept for the caller, which tries PyPI next */
-        } else if (err) {
-            const char *fix = fetch_fix_for(err,
-                                            plan.release ? plan.release
-                                            : label      ? label
-                                                         : a.cuda,
-                                            at->source);
-            if (a.json)
-                emit_error_json(err, fix);
-            else
-                fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
-            if (!a.json && fix)
-                fprintf(stderr, "  fix: %s\n", fix);
-        }
+        if (err)
+            report_error(&r, err);
     }
     free(err);
-    free(note);
-    free(request);
-    free(label);
-    free(prefix);
-    free(bundled);
-    free(cache);
-    fetch_plan_free(&plan);
-    manifest_free(&m);
-    manifest_text_free(&mt);
-    resolve_free_list(mirrors, nmirrors);
-    pypi_plan_free(&pp);
+    run_free(&r);
+    return rc;
+}
+
+/* Each source --source names in turn, while the one before failed in a way the next may cure. */
+static int fetch_from_sources(const struct fetch_args *a)
+{
+    const struct fetch_source *chain[4];
+    int n = source_chain(a->source, chain, 4);
+    /* One flag for every attempt: an interruption ends them all. */
+    volatile sig_atomic_t cancel = 0;
+    pipeline_install_signals(&cancel);
+    int rc = SB_EXIT_ERROR;
+    char *deferred = NULL;
+    for (int i = 0; i < n; i++) {
+        if (deferred)
+            fprintf(stderr, "sagebuild fetch-cuda: the %s source failed (%s); trying %s\n",
+                    chain[i - 1]->name, deferred, chain[i]->title);
+        struct attempt at = {chain[i], i + 1 < n ? chain[i + 1] : NULL, NULL};
+        rc = fetch_once(a, &at, &cancel);
+        free(deferred);
+        deferred = at.deferred;
+        if (!deferred)
+            break;
+    }
+    free(deferred);
     return rc;
 }
 
@@ -777,24 +690,10 @@ int cmd_fetch_cuda(int argc, char **argv, const struct global_opts *g)
     struct fetch_args a = {0};
     a.deadline = -1;
     int rc = parse_args(argc, argv, &a);
-    if (rc != 0) {
+    if (rc != 0)
         rc = rc > 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
-    } else if (!strcmp(a.source, "auto")) {
-        struct attempt redist = {"redist", 1, NULL};
-        rc = fetch_once(&a, &redist);
-        if (redist.deferred) {
-            fprintf(stderr,
-                    "sagebuild fetch-cuda: the redist source failed (%s); trying NVIDIA's "
-                    "wheels from PyPI\n",
-                    redist.deferred);
-            struct attempt wheels = {"pypi", 0, NULL};
-            rc = fetch_once(&a, &wheels);
-            free(redist.deferred);
-        }
-    } else {
-        struct attempt only = {a.source, 0, NULL};
-        rc = fetch_once(&a, &only);
-    }
+    else
+        rc = fetch_from_sources(&a);
     resolve_free_list(a.mirrors, a.nmirrors);
     resolve_free_list(a.extras, a.nextras);
     resolve_free_list(a.indexes, a.nindexes);

@@ -1,4 +1,5 @@
 #include "fetch_fix.h"
+#include "fetch/sources/pypi_source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,10 @@ const char *fetch_fix_for(const char *error, const char *release, const char *so
     /* download.c: "<component>: no mirror delivered <file>" -- the manifest was there (bundled
      * or fetched), so PyPI has everything it needs to serve the same release. */
     int archives_failed = strstr(error, "no mirror delivered") != NULL;
-    int major = release ? atoi(release) : 0;
-    if (archives_failed && major >= 13 && source && !strcmp(source, "redist"))
+    char *refusal = release ? pypi_release_refusal(release) : NULL;
+    int wheels_serve = release && !refusal;
+    free(refusal);
+    if (archives_failed && wheels_serve && source && !strcmp(source, "redist"))
         return "sagebuild fetch-cuda --source pypi   (the same release as NVIDIA's wheels from "
                "PyPI; or: --dry-run lists every URL and sha256 to download where the network "
                "allows, then --from DIR --offline; or --mirror URL)";

@@ -193,9 +193,10 @@ static void names_from_the_manifest(void **state)
     assert_non_null(path_cache_name_check("a.tar.xz.part"));
     assert_non_null(path_cache_name_check("/etc/passwd"));
     assert_non_null(path_cache_name_check("a/../b"));
-    struct fetch_plan plan = {"13.0.2", "linux-x86_64", NULL, 0};
-    struct fetch_item items[2] = {{"cuda_nvcc", "1", "a/x.tar.xz", "", 1},
-                                  {"cuda_crt", "1", "a/x.tar.xz", "", 1}};
+    struct fetch_plan plan = {.release = "13.0.2", .platform = "linux-x86_64"};
+    struct fetch_item items[2] = {
+        {.component = "cuda_nvcc", .version = "1", .relative_path = "a/x.tar.xz", .size = 1},
+        {.component = "cuda_crt", .version = "1", .relative_path = "a/x.tar.xz", .size = 1}};
     plan.items = items;
     plan.nitems = 2;
     char *err = NULL;

@@ -515,12 +515,12 @@ static void draw_progress(struct transfer *ts, int n, double started)
     fflush(stderr);
 }
 
-int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
+/* Sets up each job's transfer: a verified file already there (cache or --from) ends it at
+ * once, as does one that cannot be downloaded (offline, no URL); the others open their .part.
+ * Returns how many still need the network. */
+static int start_transfers(struct transfer *ts, struct dl_job *jobs, int n, const struct dl_opts *o)
 {
-    dl_global_init();
-    struct transfer *ts = xcalloc((size_t)(n > 0 ? n : 1), sizeof *ts);
-    CURLM *multi = curl_multi_init();
-    int running_jobs = 0;
+    int running = 0;
     for (int i = 0; i < n; i++) {
         struct transfer *t = &ts[i];
         t->job = &jobs[i];
@@ -548,69 +548,103 @@ int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
             }
             restart_file(t);
         }
-        running_jobs++;
+        running++;
     }
+    return running;
+}
+
+static void drop_handle(CURLM *multi, struct transfer *t)
+{
+    if (t->easy) {
+        curl_multi_remove_handle(multi, t->easy);
+        curl_easy_cleanup(t->easy);
+        t->easy = NULL;
+    }
+}
+
+/* Starts a request for each transfer that is due (a retry waits for its back-off) and gives
+ * up on those that ran out of URLs. Returns how many ended; *next_wake gets the earliest
+ * back-off still waiting. */
+static int launch_due(struct transfer *ts, int n, CURLM *multi, const struct dl_opts *o, double now,
+                      double *next_wake)
+{
+    int ended = 0;
+    for (int i = 0; i < n; i++) {
+        struct transfer *t = &ts[i];
+        if (t->done || t->easy)
+            continue;
+        if (t->url_index >= t->job->nurls) {
+            give_up(t);
+            ended++;
+            continue;
+        }
+        if (t->retry_at > now) {
+            if (t->retry_at < *next_wake)
+                *next_wake = t->retry_at;
+            continue;
+        }
+        t->easy = make_easy(t, o);
+        if (!t->easy || curl_multi_add_handle(multi, t->easy) != CURLM_OK) {
+            fail_job(t, xasprintf("%s: libcurl could not start a transfer", t->job->label));
+            ended++;
+        }
+    }
+    return ended;
+}
+
+/* Judges every request libcurl finished. Returns how many transfers ended. */
+static int collect_finished(CURLM *multi, const struct dl_opts *o)
+{
+    int ended = 0, left;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        struct transfer *t = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        on_done(t, msg->data.result, o);
+        drop_handle(multi, t);
+        if (t->done) {
+            ended++;
+            if (t->fd >= 0) {
+                close(t->fd);
+                t->fd = -1;
+            }
+        }
+    }
+    return ended;
+}
+
+/* An interrupted run ends every transfer still going. */
+static void cancel_all(struct transfer *ts, int n, CURLM *multi)
+{
+    for (int i = 0; i < n; i++)
+        if (!ts[i].done) {
+            drop_handle(multi, &ts[i]);
+            fail_job(&ts[i], xasprintf("%s: interrupted", ts[i].job->label));
+        }
+}
+
+/* Drives the transfers until none is left: polls at least every 250 ms, so retries start on
+ * time and the cancel flag is seen. */
+static void run_transfers(struct transfer *ts, int n, int running, CURLM *multi,
+                          const struct dl_opts *o)
+{
     double started = now_s(), last_draw = 0;
-    while (running_jobs > 0) {
+    while (running > 0) {
         if (o->cancel && *o->cancel) {
-            for (int i = 0; i < n; i++)
-                if (!ts[i].done) {
-                    if (ts[i].easy) {
-                        curl_multi_remove_handle(multi, ts[i].easy);
-                        curl_easy_cleanup(ts[i].easy);
-                        ts[i].easy = NULL;
-                    }
-                    fail_job(&ts[i], xasprintf("%s: interrupted", jobs[i].label));
-                }
+            cancel_all(ts, n, multi);
             break;
         }
         double now = now_s();
         double next_wake = now + 0.25;
-        for (int i = 0; i < n; i++) {
-            struct transfer *t = &ts[i];
-            if (t->done || t->easy)
-                continue;
-            if (t->url_index >= t->job->nurls) {
-                give_up(t);
-                running_jobs--;
-                continue;
-            }
-            if (t->retry_at > now) {
-                if (t->retry_at < next_wake)
-                    next_wake = t->retry_at;
-                continue;
-            }
-            t->easy = make_easy(t, o);
-            if (!t->easy || curl_multi_add_handle(multi, t->easy) != CURLM_OK) {
-                fail_job(t, xasprintf("%s: libcurl could not start a transfer", jobs[i].label));
-                running_jobs--;
-            }
-        }
-        if (running_jobs == 0)
+        running -= launch_due(ts, n, multi, o, now, &next_wake);
+        if (running == 0)
             break;
         int still = 0;
         curl_multi_perform(multi, &still);
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(multi, &left))) {
-            if (msg->msg != CURLMSG_DONE)
-                continue;
-            struct transfer *t = NULL;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-            CURLcode rc = msg->data.result;
-            on_done(t, rc, o);
-            curl_multi_remove_handle(multi, t->easy);
-            curl_easy_cleanup(t->easy);
-            t->easy = NULL;
-            if (t->done) {
-                running_jobs--;
-                if (t->fd >= 0) {
-                    close(t->fd);
-                    t->fd = -1;
-                }
-            }
-        }
-        if (running_jobs == 0)
+        running -= collect_finished(multi, o);
+        if (running == 0)
             break; /* no reason to sit in the poll below */
         if (o->progress && now - last_draw > 0.2) {
             draw_progress(ts, n, started);
@@ -623,13 +657,19 @@ int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
         draw_progress(ts, n, started);
         fputc('\n', stderr);
     }
+}
+
+int dl_run(struct dl_job *jobs, int n, const struct dl_opts *o)
+{
+    dl_global_init();
+    struct transfer *ts = xcalloc((size_t)(n > 0 ? n : 1), sizeof *ts);
+    CURLM *multi = curl_multi_init();
+    int running = start_transfers(ts, jobs, n, o);
+    run_transfers(ts, n, running, multi, o);
     int all_ok = 1;
     for (int i = 0; i < n; i++) {
         struct transfer *t = &ts[i];
-        if (t->easy) {
-            curl_multi_remove_handle(multi, t->easy);
-            curl_easy_cleanup(t->easy);
-        }
+        drop_handle(multi, t);
         if (t->fd >= 0)
             close(t->fd);
         if (t->stale_fd >= 0)

@@ -191,18 +191,11 @@ int install_commit(struct install_ctx *c, char **err)
     return 0;
 }
 
-void install_abort(struct install_ctx *c)
-{
-    if (c->staging) {
-        fs_remove_tree(c->staging);
-        free(c->staging);
-        c->staging = NULL;
-    }
-}
-
 void install_release(struct install_ctx *c)
 {
-    install_abort(c);
+    if (c->staging)
+        fs_remove_tree(c->staging);
+    free(c->staging);
     if (c->lock_fd >= 0)
         close(c->lock_fd); /* the lock file stays: removing it would race a waiting run */
     free(c->prefix);

@@ -1,7 +1,7 @@
 /* Putting a finished tree in place: a lock beside the prefix so two runs never interleave, a
  * staging folder beside it (same file system, so the final step is a rename), and an atomic
  * swap of the new tree for the old one. Any failure before the swap leaves the old prefix
- * exactly as it was; install_abort removes the staging folder. Generic: knows nothing of CUDA. */
+ * exactly as it was; install_release removes the staging folder. Generic: knows nothing of CUDA. */
 #ifndef SB_FETCH_INSTALL_H
 #define SB_FETCH_INSTALL_H
 
@@ -26,9 +26,7 @@ int install_staging(struct install_ctx *c, char **err);
  * renames otherwise) and removes the old tree. 0 or -1 with *err; the old prefix survives a
  * failure. */
 int install_commit(struct install_ctx *c, char **err);
-/* Removes the staging folder, if any. */
-void install_abort(struct install_ctx *c);
-/* Releases the lock and frees c. */
+/* Removes the staging folder, if any, releases the lock and frees c. */
 void install_release(struct install_ctx *c);
 
 /* Takes an exclusive lock on dir/.lock (creating dir), waiting with one line on stderr while

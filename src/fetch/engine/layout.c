@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const layout_required[] = {
+/* The files a usable toolkit must have, relative to its root (NULL-terminated). A path with a
+ * '|' lists alternatives. */
+static const char *const layout_required[] = {
     "bin/nvcc",
     "bin/nvcc.profile",
     "bin/ptxas",

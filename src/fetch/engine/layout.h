@@ -20,12 +20,8 @@ int layout_merge(const char *src, const char *dst, char **err);
 int layout_fixup(const char *root, const char *release, const char *const *components,
                  const char *const *versions, int n, struct strbuf *log, char **err);
 
-/* The files a usable toolkit must have, relative to its root (NULL-terminated). A path with a
- * '|' lists alternatives. */
-extern const char *const layout_required[];
-
-/* Checks the required files under root; returns the number missing and appends their names
- * (comma separated) to missing. */
+/* Checks the files a usable toolkit must have under root; returns the number missing and appends
+ * their names (comma separated) to missing. */
 int layout_check(const char *root, struct strbuf *missing);
 
 #endif

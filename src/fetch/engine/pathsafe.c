@@ -140,9 +140,3 @@ const char *path_link_check(const char *rel, const char *target)
     }
     return NULL;
 }
-
-int path_is_under(const char *rel, const char *dir)
-{
-    size_t n = strlen(dir);
-    return !strncmp(rel, dir, n) && (rel[n] == '\0' || rel[n] == '/');
-}

@@ -25,8 +25,4 @@ char *path_strip(const char *name, int strip, const char **why);
  * the tree's root. NULL if it stays inside, else a static reason. */
 const char *path_link_check(const char *rel, const char *target);
 
-/* Whether rel lies beneath (or is) one of the given paths, e.g. beneath a symlink the archive
- * created earlier: writing through it could leave the tree. */
-int path_is_under(const char *rel, const char *dir);
-
 #endif

@@ -47,16 +47,23 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Unpack workers take components largest first, so the longest decompression starts at once. */
-struct work {
+/* The per-archive state of one run: its download job, the file it lands in, the folder it
+ * unpacks into and how that went. */
+struct archives {
+    int n;
     struct dl_job *jobs;
-    const struct fetch_plan *plan;
+    char **paths;
+    char **dests;
+    struct unpack_result *unpacked;
+    int *rcs;
+};
+
+/* Unpack workers take archives largest first, so the longest decompression starts at once. */
+struct work {
+    struct archives *a;
+    const struct fetch_source *source;
     int *order;
     int next;
-    char **dests;
-    const struct pipeline_source *source;
-    struct unpack_result *results;
-    int *rcs;
     volatile sig_atomic_t *cancel;
     pthread_mutex_t mu;
 };
@@ -70,28 +77,27 @@ static const char *archive_name(const char *path)
 static void *unpack_worker(void *arg)
 {
     struct work *w = arg;
+    struct archives *a = w->a;
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        int k = w->next < w->plan->nitems ? w->order[w->next++] : -1;
+        int k = w->next < a->n ? w->order[w->next++] : -1;
         pthread_mutex_unlock(&w->mu);
         if (k < 0)
             return NULL;
-        const struct pipeline_source *src = w->source;
-        struct unpack_opts o = {.strip = src ? src->strip : 1,
-                                .map = src ? src->map : NULL,
-                                .map_ud = src ? src->map_ud : NULL,
+        struct unpack_opts o = {.strip = w->source->strip,
+                                .map = w->source->map_entry,
                                 .cancel = w->cancel,
-                                .archive_size = w->jobs[k].size,
-                                .archive_name = archive_name(w->jobs[k].path)};
-        w->rcs[k] = unpack_download(&w->jobs[k], w->dests[k], &o, &w->results[k]);
+                                .archive_size = a->jobs[k].size,
+                                .archive_name = archive_name(a->jobs[k].path)};
+        a->rcs[k] = unpack_download(&a->jobs[k], a->dests[k], &o, &a->unpacked[k]);
     }
 }
 
-static int by_size_desc(const void *a, const void *b, void *plan)
+static int by_size_desc(const void *x, const void *y, void *jobs)
 {
-    const struct fetch_plan *p = plan;
-    long long sa = p->items[*(const int *)a].size, sb = p->items[*(const int *)b].size;
-    return sa < sb ? 1 : sa > sb ? -1 : 0;
+    const struct dl_job *j = jobs;
+    long long sx = j[*(const int *)x].size, sy = j[*(const int *)y].size;
+    return sx < sy ? 1 : sx > sy ? -1 : 0;
 }
 
 static char *from_path(const char *dir, const char *rel)
@@ -118,14 +124,9 @@ static void lock_info_for(const struct pipeline_request *rq, struct lock_compone
                                            it->relative_path, it->sha256,
                                            it->size,          res ? res->components[i].url : NULL};
     }
-    *li = (struct lock_info){rq->source ? rq->source->name : "redist",
-                             plan->release,
-                             rq->release_date,
-                             plan->platform,
-                             rq->manifest_origin,
-                             rq->manifest_sha256,
-                             comps,
-                             plan->nitems};
+    *li = (struct lock_info){
+        rq->source->name,      plan->release, plan->release_date, plan->platform, plan->manifest,
+        plan->manifest_sha256, comps,         plan->nitems};
 }
 
 static int already_installed(const struct pipeline_request *rq)
@@ -255,13 +256,13 @@ static int merge_and_fix(const struct pipeline_request *rq, const char *root, ch
     struct strbuf log = STRBUF_INIT;
     char *err = NULL;
     int rc = 0;
-    if (rq->source && rq->source->layout)
-        rc = rq->source->layout(root, &log, &err);
+    if (rq->source->fixup)
+        rc = rq->source->fixup(root, &log, &err);
     if (rc == 0)
         rc = layout_fixup(root, plan->release, names, versions, plan->nitems, &log, &err);
     free(names);
     free(versions);
-    res->fixups = sb_detach(&log);
+    sb_free(&log); /* the fix-ups need no mention: the tree is checked below */
     if (rc < 0) {
         res->error = err;
         return -1;
@@ -278,94 +279,101 @@ static int merge_and_fix(const struct pipeline_request *rq, const char *root, ch
     return 0;
 }
 
-int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
+/* Takes the prefix's lock and makes the staging folder beside it. 1 when the prefix already
+ * holds exactly this plan (nothing to do), 0 when ready, -1 with res->error. */
+static int prepare_prefix(const struct pipeline_request *rq, struct install_ctx *ic,
+                          struct pipeline_result *res)
 {
-    const struct fetch_plan *plan = rq->plan;
-    int n = plan->nitems;
-    memset(res, 0, sizeof *res);
-    res->components = xcalloc((size_t)n + 1, sizeof *res->components);
-    res->postcheck = POSTCHECK_NOT_RUN;
-    double t0 = now_s();
-    struct install_ctx ic;
     char *err = NULL;
-    if (install_lock(rq->prefix, rq->cancel, &ic, &err) < 0) {
+    if (install_lock(rq->prefix, rq->cancel, ic, &err) < 0) {
         res->error = err;
-        install_release(&ic);
         return -1;
     }
     if (!rq->force && already_installed(rq)) {
         res->unchanged = 1;
-        install_release(&ic);
-        res->seconds = now_s() - t0;
-        return 0;
+        return 1;
     }
-    if (!rq->force && foreign_prefix(ic.prefix)) {
+    if (!rq->force && foreign_prefix(ic->prefix)) {
         /* Say what is there: a dangling symlink or a device is no one's old toolkit. */
-        char *what = fs_why_not_dir(ic.prefix);
+        char *what = fs_why_not_dir(ic->prefix);
         res->error = what ? xasprintf("--prefix %s %s; refusing to replace it: choose another "
                                       "--prefix, or add --force",
-                                      ic.prefix, what)
+                                      ic->prefix, what)
                           : xasprintf("%s exists and was not made by sagebuild (no %s); refusing "
                                       "to replace it: choose another --prefix, or add --force",
-                                      ic.prefix, LOCKFILE_NAME);
+                                      ic->prefix, LOCKFILE_NAME);
         free(what);
-        install_release(&ic);
         return -1;
     }
-    if (install_staging(&ic, &err) < 0) {
+    if (install_staging(ic, &err) < 0) {
         res->error = err;
-        install_release(&ic);
         return -1;
     }
-    /* Runs on other prefixes share the cache: their downloads must not interleave. */
-    int cache_lock = install_lock_dir(rq->cache_dir, rq->cancel, &err);
-    if (cache_lock < 0) {
-        res->error = err;
-        install_release(&ic);
-        return -1;
-    }
-    struct dl_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
-    char ***urls = xcalloc((size_t)n + 1, sizeof *urls);
-    char **paths = xcalloc((size_t)n + 1, sizeof *paths);
-    char **dests = xcalloc((size_t)n + 1, sizeof *dests);
-    struct unpack_result *ur = xcalloc((size_t)n + 1, sizeof *ur);
-    int *rcs = xcalloc((size_t)n + 1, sizeof *rcs);
-    int *order = xcalloc((size_t)n + 1, sizeof *order);
+    return 0;
+}
+
+/* One download job per plan item: from --from when the file is there, else into the cache
+ * from the item's URLs; each unpacks into staging/.parts/<component>. */
+static void archives_init(struct archives *a, const struct pipeline_request *rq,
+                          const char *staging)
+{
+    const struct fetch_plan *plan = rq->plan;
+    int n = plan->nitems;
+    a->n = n;
+    a->jobs = xcalloc((size_t)n + 1, sizeof *a->jobs);
+    a->paths = xcalloc((size_t)n + 1, sizeof *a->paths);
+    a->dests = xcalloc((size_t)n + 1, sizeof *a->dests);
+    a->unpacked = xcalloc((size_t)n + 1, sizeof *a->unpacked);
+    a->rcs = xcalloc((size_t)n + 1, sizeof *a->rcs);
     for (int i = 0; i < n; i++) {
         const struct fetch_item *it = &plan->items[i];
-        dl_job_init(&jobs[i]);
-        jobs[i].label = it->component;
-        jobs[i].size = it->size;
-        jobs[i].sha256 = it->sha256;
-        char *from = rq->from_dir ? from_path(rq->from_dir, it->relative_path) : NULL;
-        if (from) {
-            paths[i] = from;
-            jobs[i].user_file = 1;
-        } else if (rq->source && rq->source->item_urls) {
-            paths[i] = fs_join(rq->cache_dir, it->relative_path);
-            char **const list = rq->source->item_urls[i];
-            jobs[i].urls = list;
-            while (list && list[jobs[i].nurls])
-                jobs[i].nurls++;
+        struct dl_job *j = &a->jobs[i];
+        dl_job_init(j);
+        j->label = it->component;
+        j->size = it->size;
+        j->sha256 = it->sha256;
+        a->paths[i] = rq->from_dir ? from_path(rq->from_dir, it->relative_path) : NULL;
+        if (a->paths[i]) {
+            j->user_file = 1;
         } else {
-            paths[i] = fs_join(rq->cache_dir, it->relative_path);
-            urls[i] = xcalloc((size_t)rq->nmirrors + 1, sizeof **urls);
-            for (int m = 0; m < rq->nmirrors; m++)
-                urls[i][m] = url_join(rq->mirrors[m], it->relative_path);
-            jobs[i].urls = urls[i];
-            jobs[i].nurls = rq->nmirrors;
+            a->paths[i] = fs_join(rq->cache_dir, it->relative_path);
+            j->urls = it->urls;
+            while (it->urls && it->urls[j->nurls])
+                j->nurls++;
         }
-        jobs[i].path = paths[i];
-        dests[i] = xasprintf("%s/.parts/%s", ic.staging, it->component);
-        order[i] = i;
+        j->path = a->paths[i];
+        a->dests[i] = xasprintf("%s/.parts/%s", staging, it->component);
     }
-    qsort_r(order, (size_t)n, sizeof *order, by_size_desc, (void *)plan);
+}
 
-    /* Workers must not take SIGINT/SIGTERM: the main thread's handler sets the flag. */
-    struct work w = {jobs,       plan, order, 0,          dests,
-                     rq->source, ur,   rcs,   rq->cancel, PTHREAD_MUTEX_INITIALIZER};
+static void archives_free(struct archives *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        dl_job_free(&a->jobs[i]);
+        free(a->paths[i]);
+        free(a->dests[i]);
+        unpack_result_free(&a->unpacked[i]);
+    }
+    free(a->jobs);
+    free(a->paths);
+    free(a->dests);
+    free(a->unpacked);
+    free(a->rcs);
+    memset(a, 0, sizeof *a);
+}
+
+/* Downloads every archive while up to rq->jobs threads unpack each one as it arrives. */
+static void download_and_unpack(const struct pipeline_request *rq, struct archives *a)
+{
+    int n = a->n;
+    int *order = xcalloc((size_t)n + 1, sizeof *order);
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)n, sizeof *order, by_size_desc, a->jobs);
+    struct work w = {a, rq->source, order, 0, rq->cancel, PTHREAD_MUTEX_INITIALIZER};
     int nworkers = rq->jobs < 1 ? 1 : (rq->jobs > n ? n : rq->jobs);
     pthread_t *tids = xcalloc((size_t)nworkers + 1, sizeof *tids);
+    /* Workers must not take SIGINT/SIGTERM: the main thread's handler sets the flag. */
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
@@ -375,80 +383,103 @@ int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
     for (int i = 0; i < nworkers; i++)
         started += pthread_create(&tids[i], NULL, unpack_worker, &w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (started == 0)
-        unpack_worker(&w); /* no threads available: do it here, after the downloads */
-
-    int dl_rc = dl_run(jobs, n, rq->dl);
+    dl_run(a->jobs, n, rq->dl); /* each job says how it went */
     if (rq->dl->progress && !(rq->cancel && *rq->cancel))
         fputs("  unpacking (decompression overlaps the downloads)...\n", stderr);
+    if (started == 0)
+        unpack_worker(&w); /* no threads available: unpack here, after the downloads */
     for (int i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
     free(tids);
-    close(cache_lock);
+    free(order);
+}
 
-    int rc = 0;
-    for (int i = 0; i < n; i++) {
-        res->components[i].net_bytes = jobs[i].net_bytes;
-        res->components[i].from_cache = jobs[i].from_cache;
-        res->components[i].url = jobs[i].url_used ? xstrdup(jobs[i].url_used) : NULL;
-        res->net_bytes += jobs[i].net_bytes;
+/* What the downloads brought, per component and in all. 0, or -1 with res->error naming every
+ * archive that could not be had (not just the first), else the first that did not unpack. */
+static int archives_verdict(const struct pipeline_request *rq, const struct archives *a,
+                            struct pipeline_result *res)
+{
+    for (int i = 0; i < a->n; i++) {
+        const struct dl_job *j = &a->jobs[i];
+        res->components[i].net_bytes = j->net_bytes;
+        res->components[i].from_cache = j->from_cache;
+        res->components[i].url = j->url_used ? xstrdup(j->url_used) : NULL;
+        res->net_bytes += j->net_bytes;
     }
     if (rq->cancel && *rq->cancel) {
         res->error = xstrdup("interrupted; the prefix was left as it was");
-        rc = -1;
+        return -1;
     }
-    /* Every archive that could not be had is named, not just the first. */
     struct strbuf failed = STRBUF_INIT;
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (!jobs[i].ok)
+    for (int i = 0; i < a->n; i++)
+        if (!a->jobs[i].ok)
             sb_addf(&failed, "%s%s", failed.len ? "\n" : "",
-                    jobs[i].error ? jobs[i].error : "download failed");
+                    a->jobs[i].error ? a->jobs[i].error : "download failed");
     if (failed.len) {
         res->error = sb_detach(&failed);
-        rc = -1;
+        return -1;
     }
-    for (int i = 0; rc == 0 && i < n; i++) {
-        if (rcs[i] < 0) {
-            res->error = xasprintf("%s: %s", plan->items[i].component,
-                                   ur[i].error ? ur[i].error : "unpacking failed");
-            rc = -1;
+    sb_free(&failed);
+    for (int i = 0; i < a->n; i++)
+        if (a->rcs[i] < 0) {
+            res->error =
+                xasprintf("%s: %s", rq->plan->items[i].component,
+                          a->unpacked[i].error ? a->unpacked[i].error : "unpacking failed");
+            return -1;
         }
+    return 0;
+}
+
+/* The archives of the plan, unpacked and fixed up into one toolkit that replaces the prefix.
+ * res->seconds counts from t0 once the downloads could start. */
+static int build_tree(const struct pipeline_request *rq, struct install_ctx *ic, double t0,
+                      struct pipeline_result *res)
+{
+    char *err = NULL;
+    /* Runs on other prefixes share the cache: their downloads must not interleave. */
+    int cache_lock = install_lock_dir(rq->cache_dir, rq->cancel, &err);
+    if (cache_lock < 0) {
+        res->error = err;
+        return -1;
     }
-    (void)dl_rc;
+    struct archives a;
+    archives_init(&a, rq, ic->staging);
+    download_and_unpack(rq, &a);
+    close(cache_lock);
+    int rc = archives_verdict(rq, &a, res);
     if (rc == 0)
-        rc = merge_and_fix(rq, ic.staging, dests, res);
+        rc = merge_and_fix(rq, ic->staging, a.dests, res);
+    archives_free(&a);
     if (rc == 0)
-        rc = finish_tree(rq, &ic, res);
+        rc = finish_tree(rq, ic, res);
     if (rc == 0 && rq->cancel && *rq->cancel) {
         res->error = xstrdup("interrupted; the prefix was left as it was");
         rc = -1;
     }
-    if (rc == 0 && install_commit(&ic, &err) < 0) {
+    if (rc == 0 && install_commit(ic, &err) < 0) {
         res->error = err;
         rc = -1;
     }
-    install_release(&ic); /* removes the staging folder whatever happened */
-    for (int i = 0; i < n; i++) {
-        dl_job_free(&jobs[i]);
-        if (urls[i])
-            for (int m = 0; m < rq->nmirrors; m++)
-                free(urls[i][m]);
-        free(urls[i]);
-        free(paths[i]);
-        free(dests[i]);
-        unpack_result_free(&ur[i]);
-    }
-    free(jobs);
-    free(urls);
-    free(paths);
-    free(dests);
-    free(ur);
-    free(rcs);
-    free(order);
     res->seconds = now_s() - t0;
+    return rc;
+}
+
+int pipeline_run(const struct pipeline_request *rq, struct pipeline_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->components = xcalloc((size_t)rq->plan->nitems + 1, sizeof *res->components);
+    res->postcheck = POSTCHECK_NOT_RUN;
+    double t0 = now_s();
+    struct install_ctx ic;
+    int rc = prepare_prefix(rq, &ic, res);
+    if (rc == 0)
+        rc = build_tree(rq, &ic, t0, res);
+    install_release(&ic); /* unlocks, and removes the staging folder whatever happened */
+    if (res->unchanged)
+        res->seconds = now_s() - t0;
     if (rc < 0)
         return -1;
-    return res->postcheck == POSTCHECK_SKIPPED ? 1 : 0;
+    return rc == 0 && res->postcheck == POSTCHECK_SKIPPED ? 1 : 0;
 }
 
 void pipeline_result_free(struct pipeline_result *res, int n)
@@ -457,7 +488,6 @@ void pipeline_result_free(struct pipeline_result *res, int n)
         free(res->components[i].url);
     free(res->components);
     free(res->postcheck_note);
-    free(res->fixups);
     free(res->error);
     memset(res, 0, sizeof *res);
 }

@@ -6,37 +6,19 @@
 #define SB_FETCH_PIPELINE_H
 
 #include "download.h"
-#include "fetch/sources/resolve.h"
-#include "util/strbuf.h"
+#include "fetch/sources/source.h"
 
 #include <signal.h>
 
-/* What a source other than NVIDIA's redist tree changes in the pipeline (PyPI wheels); a
- * request without one is the redist path. */
-struct pipeline_source {
-    const char *name;                        /* recorded in the lock file: "pypi" */
-    int strip;                               /* leading path components unpacking drops */
-    char *(*map)(void *ud, const char *rel); /* as unpack_opts.map; NULL keeps every entry */
-    void *map_ud;
-    char **const *item_urls; /* per plan item, NULL-terminated: replaces mirror + relative_path */
-    /* Runs on the merged tree before the generic fix-ups (layout_fixup). 0 or -1 with *err. */
-    int (*layout)(const char *root, struct strbuf *log, char **err);
-};
-
 struct pipeline_request {
-    const struct fetch_plan *plan;
-    const struct pipeline_source *source; /* NULL: redist */
-    const char *release_date;
-    const char *manifest_origin;
-    const char *manifest_sha256;
+    const struct fetch_plan *plan;     /* every archive, with its URLs */
+    const struct fetch_source *source; /* how its archives unpack and its tree is fixed up */
     const char *prefix;
     const char *cache_dir; /* archives are kept at cache_dir/relative_path */
     const char *from_dir;  /* --from: archives downloaded elsewhere, or NULL */
-    char *const *mirrors;
-    int nmirrors;
-    int jobs;     /* concurrent unpackers */
-    int force;    /* redo even when the prefix already matches */
-    int no_check; /* skip the compile-and-link post-check */
+    int jobs;              /* concurrent unpackers */
+    int force;             /* redo even when the prefix already matches */
+    int no_check;          /* skip the compile-and-link post-check */
     const struct dl_opts *dl;
     volatile sig_atomic_t *cancel;
 };
@@ -56,8 +38,7 @@ struct pipeline_result {
     double seconds;
     enum postcheck_status postcheck;
     char *postcheck_note;
-    char *fixups; /* one line per fix-up made */
-    char *error;  /* heap, when the run failed */
+    char *error; /* heap, when the run failed */
 };
 
 /* 0 installed or unchanged; 1 installed with a warning (post-check skipped); -1 failed. */

@@ -23,8 +23,8 @@ struct manifest_text {
 void manifest_text_free(struct manifest_text *m);
 
 struct catalog {
-    char *bundled_dir; /* NULL when not found */
-    char *cache_dir;
+    const char *bundled_dir; /* NULL when not found */
+    const char *cache_dir;
     char *const *mirrors;
     int nmirrors;
     const struct dl_opts *dl;

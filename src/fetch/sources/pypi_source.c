@@ -1,15 +1,18 @@
 #include "pypi_source.h"
-#include "cmd.h"
 #include "fetch/engine/postcheck.h"
+#include "fetch/engine/verify.h"
+#include "pypi_index.h"
 #include "pypi_stub.h"
 #include "pypi_wheel.h"
-#include "fetch/engine/verify.h"
+#include "redist_source.h"
+#include "resolve.h"
 #include "util/fs.h"
 #include "util/url.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,46 +240,41 @@ int pypi_layout_fixup(const char *root, struct strbuf *log, char **err)
 
 /* ---- the index over HTTP ---- */
 
-int pypi_get_page(const char *url, const struct dl_opts *o, char **body, size_t *len,
-                  char **content_type, char **final_url, char **err)
-{
-    struct dl_page page;
-    *body = *content_type = *final_url = NULL;
-    if (dl_get_page(url, PAGE_MAX, PYPI_ACCEPT, o, &page, err) < 0)
-        return -1;
-    *body = page.body;
-    *len = page.len;
-    *content_type = page.content_type;
-    *final_url = page.final_url;
-    return 0;
-}
+struct pypi_request {
+    char *const *indexes; /* tried in order, per project */
+    int nindexes;
+    const char *arch;             /* "x86_64" / "aarch64" */
+    int glibc_major, glibc_minor; /* 0: do not judge manylinux tags by glibc */
+    const struct dl_opts *dl;
+    /* Offline (dl->offline): wheels are looked for here instead, by file name; their hash is
+     * taken from the file (the cache holds only verified files). NULL-terminated. */
+    const char *const *local_dirs;
+};
 
-/* The listing of one project on one index: JSON when the server answers with it, else HTML. */
+/* The listing of one project on one index: JSON when the server answers with it (PEP 691
+ * content negotiation), else HTML; links resolve against the page's URL after redirects. */
 static int fetch_listing(const char *index, const char *project, const struct dl_opts *o,
                          struct pypi_listing *l, char **err)
 {
     char *url = pypi_project_url(index, project);
-    char *body = NULL, *ct = NULL, *final = NULL;
-    size_t len = 0;
-    int rc = pypi_get_page(url, o, &body, &len, &ct, &final, err);
+    struct dl_page page = {0};
+    int rc = dl_get_page(url, PAGE_MAX, PYPI_ACCEPT, o, &page, err);
     if (rc == 0) {
-        if (pypi_is_json_type(ct)) {
+        if (pypi_is_json_type(page.content_type)) {
             char *jerr = NULL;
-            if (pypi_parse_json(body, len, final, l, &jerr) < 0) {
-                char *shown = url_redact(final);
+            if (pypi_parse_json(page.body, page.len, page.final_url, l, &jerr) < 0) {
+                char *shown = url_redact(page.final_url);
                 *err = xasprintf("%s: %s", shown, jerr);
                 free(shown);
                 free(jerr);
                 rc = -1;
             }
         } else {
-            pypi_parse_html(body, len, final, l);
+            pypi_parse_html(page.body, page.len, page.final_url, l);
         }
     }
     free(url);
-    free(body);
-    free(ct);
-    free(final);
+    dl_page_free(&page);
     return rc;
 }
 
@@ -311,24 +309,36 @@ static void local_listing(const char *const *dirs, struct pypi_listing *l)
     }
 }
 
-void pypi_plan_free(struct pypi_plan *p)
+/* The item becomes wheel f, found on `where`: its version, its place in the cache, the hash
+ * and size the index publishes, and its URL (none offline: the file is already here). */
+static void take_wheel(struct fetch_item *it, const struct pypi_file *f, int yanked,
+                       const char *where, int offline)
 {
-    for (int i = 0; i < p->n; i++) {
-        for (char **u = p->urls ? p->urls[i] : NULL; u && *u; u++)
-            free(*u);
-        if (p->urls)
-            free(p->urls[i]);
-        if (p->notes)
-            free(p->notes[i]);
-    }
-    free(p->urls);
-    free(p->notes);
-    memset(p, 0, sizeof *p);
+    struct wheel_name wn;
+    wheel_name_parse(f->filename, &wn);
+    free(it->version);
+    it->version = xstrdup(wn.version);
+    wheel_name_free(&wn);
+    free(it->relative_path);
+    it->relative_path = xasprintf("pypi/%s", f->filename);
+    memcpy(it->sha256, f->sha256, sizeof it->sha256);
+    it->size = f->size;
+    for (char **u = it->urls; u && *u; u++)
+        free(*u);
+    free(it->urls);
+    it->urls = xcalloc(2, sizeof *it->urls);
+    if (!offline)
+        it->urls[0] = xstrdup(f->url);
+    if (yanked)
+        it->note = xasprintf("%s is yanked on %s; used because the manifest pins exactly this "
+                             "version",
+                             f->filename, where);
 }
 
-/* Finds the wheel for one item; fills the item and its URL list. */
+/* Finds the wheel for one item on the first index that has it (offline: among the local
+ * wheels), or fails naming what each index offers instead. */
 static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
-                        const struct pypi_listing *local, char ***urls, char **note, char **err)
+                        const struct pypi_listing *local, char **err)
 {
     char *project = pypi_project_for(it->component);
     if (!project) {
@@ -344,19 +354,17 @@ static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
     for (int k = 0; k < nlists && rc < 0; k++) {
         struct pypi_listing fetched = {0};
         const struct pypi_listing *l = local;
-        char *where = xstrdup("the local wheels (--offline)");
+        char *where =
+            rq->dl->offline ? xstrdup("the local wheels (--offline)") : url_redact(rq->indexes[k]);
         char *e = NULL;
-        if (!rq->dl->offline) {
+        if (!rq->dl->offline && fetch_listing(rq->indexes[k], project, rq->dl, &fetched, &e) < 0) {
+            sb_addf(&tried, "\n  %s", e);
+            free(e);
             free(where);
-            where = url_redact(rq->indexes[k]);
-            if (fetch_listing(rq->indexes[k], project, rq->dl, &fetched, &e) < 0) {
-                sb_addf(&tried, "\n  %s", e);
-                free(e);
-                free(where);
-                continue;
-            }
-            l = &fetched;
+            continue;
         }
+        if (!rq->dl->offline)
+            l = &fetched;
         int yanked = 0;
         char *why = NULL;
         int idx = pypi_choose(l, &want, &yanked, &why);
@@ -367,23 +375,7 @@ static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
             sb_addf(&tried, "\n  %s: %s publishes no sha256, so it cannot be verified", where,
                     l->files[idx].filename);
         } else {
-            const struct pypi_file *f = &l->files[idx];
-            struct wheel_name wn;
-            wheel_name_parse(f->filename, &wn);
-            free(it->version);
-            it->version = xstrdup(wn.version);
-            wheel_name_free(&wn);
-            free(it->relative_path);
-            it->relative_path = xasprintf("pypi/%s", f->filename);
-            memcpy(it->sha256, f->sha256, sizeof it->sha256);
-            it->size = f->size;
-            *urls = xcalloc(2, sizeof **urls);
-            if (!rq->dl->offline)
-                (*urls)[0] = xstrdup(f->url);
-            if (yanked)
-                *note = xasprintf("%s is yanked on %s; used because the manifest pins exactly "
-                                  "this version",
-                                  f->filename, where);
+            take_wheel(it, &l->files[idx], yanked, where, rq->dl->offline);
             rc = 0;
         }
         pypi_listing_free(&fetched);
@@ -398,36 +390,68 @@ static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
     return rc;
 }
 
-int pypi_resolve_plan(struct fetch_plan *plan, const struct pypi_request *rq, struct pypi_plan *out,
-                      char **err)
+/* Rewrites every item of plan into its wheel. 0, or -1 with *err. */
+static int resolve_wheels(struct fetch_plan *plan, const struct pypi_request *rq, char **err)
 {
-    memset(out, 0, sizeof *out);
     char *refusal = pypi_release_refusal(plan->release);
     if (refusal) {
         *err = refusal;
         return -1;
     }
-    out->n = plan->nitems;
-    out->urls = xcalloc((size_t)plan->nitems + 1, sizeof *out->urls);
-    out->notes = xcalloc((size_t)plan->nitems + 1, sizeof *out->notes);
     struct pypi_listing local = {0};
     if (rq->dl->offline)
         local_listing(rq->local_dirs, &local);
     int rc = 0;
     for (int i = 0; rc == 0 && i < plan->nitems; i++)
-        rc = resolve_item(&plan->items[i], rq, &local, &out->urls[i], &out->notes[i], err);
+        rc = resolve_item(&plan->items[i], rq, &local, err);
     pypi_listing_free(&local);
-    if (rc < 0)
-        pypi_plan_free(out);
+    return rc == 0 ? resolve_plan_check(plan, err) /* the file names come from the index */ : -1;
+}
+
+/* The redist plan asks for the manifest without NVIDIA's site (where it is blocked, the bundled
+ * manifests give the component versions); this says where else it may come from. */
+#define MANIFEST_HINT                                                                              \
+    "(with --source pypi the component versions still come from the release's redist "             \
+    "manifest, and NVIDIA's site is not asked for it: add --manifest FILE|URL, or "                \
+    "--mirror " REDIST_DEFAULT_MIRROR ")"
+
+static int pypi_plan(const struct source_request *rq, struct fetch_plan *plan, char **err)
+{
+    if (rq->cuda && (*err = pypi_release_refusal(rq->cuda))) {
+        memset(plan, 0, sizeof *plan);
+        return -1;
+    }
+    if (redist_plan_with(rq, 1, MANIFEST_HINT, plan, err) < 0)
+        return -1;
+    const char *arch = pypi_arch_for_platform(plan->platform);
+    if (!arch) {
+        *err = xasprintf("NVIDIA publishes no Linux wheels for %s; use --source redist",
+                         plan->platform);
+        return -1;
+    }
+    int nindexes = 0;
+    char **indexes = pypi_index_urls(rq->indexes, rq->nindexes, getenv("SAGEBUILD_INDEX_URLS"),
+                                     getenv("PIP_INDEX_URL"), &nindexes);
+    /* manylinux tags are judged against this machine's glibc only when the toolkit is for it. */
+    int gmaj = 0, gmin = 0;
+    if (rq->host_platform && !strcmp(rq->host_platform, plan->platform))
+        sscanf(gnu_get_libc_version(), "%d.%d", &gmaj, &gmin);
+    char *cached = fs_join(rq->cache_dir, "pypi");
+    const char *local[] = {rq->from_dir ? rq->from_dir : cached, cached, NULL};
+    struct pypi_request prq = {indexes, nindexes, arch, gmaj, gmin, rq->dl, local};
+    int rc = resolve_wheels(plan, &prq, err);
+    free(cached);
+    resolve_free_list(indexes, nindexes);
     return rc;
 }
 
-void pypi_pipeline_source(const struct pypi_plan *p, struct pipeline_source *src)
-{
-    memset(src, 0, sizeof *src);
-    src->name = "pypi";
-    src->strip = 0;
-    src->map = pypi_map_entry;
-    src->item_urls = p->urls;
-    src->layout = pypi_layout_fixup;
-}
+const struct fetch_source pypi_source = {
+    .name = "pypi",
+    .title = "NVIDIA's wheels from PyPI",
+    .fetched_as = "PyPI wheels",
+    .refusal = pypi_release_refusal,
+    .plan = pypi_plan,
+    .strip = 0, /* a wheel's entries start at its top */
+    .map_entry = pypi_map_entry,
+    .fixup = pypi_layout_fixup,
+};

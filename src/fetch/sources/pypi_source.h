@@ -8,10 +8,7 @@
 #ifndef SB_FETCH_PYPI_SOURCE_H
 #define SB_FETCH_PYPI_SOURCE_H
 
-#include "fetch/engine/download.h"
-#include "fetch/engine/pipeline.h"
-#include "pypi_index.h"
-#include "resolve.h"
+#include "source.h"
 #include "util/strbuf.h"
 
 /* The wheel project for a redist component ("cuda_cudart" → "nvidia-cuda-runtime",
@@ -38,40 +35,10 @@ char *pypi_dev_link_name(const char *name);
  * nvvm/include/nvvm.h where the libnvvm archive has them. One log line per change. 0 or -1. */
 int pypi_layout_fixup(const char *root, struct strbuf *log, char **err);
 
-struct pypi_request {
-    char *const *indexes; /* tried in order, per project */
-    int nindexes;
-    const char *arch;             /* "x86_64" / "aarch64" */
-    int glibc_major, glibc_minor; /* 0: do not judge manylinux tags by glibc */
-    const struct dl_opts *dl;
-    /* Offline (dl->offline): wheels are looked for here instead, by file name; their hash is
-     * taken from the file (the cache holds only verified files). NULL-terminated. */
-    const char *const *local_dirs;
-};
-
-/* What the PyPI plan adds to a fetch_plan: per item, the URLs to try. */
-struct pypi_plan {
-    char ***urls; /* one NULL-terminated list per item */
-    char **notes; /* per item: a warning (yanked, no hash) or NULL */
-    int n;
-};
-void pypi_plan_free(struct pypi_plan *p);
-
-/* Rewrites plan (made by resolve_plan from the manifest) into wheels: each item keeps its
- * component name, and gets the wheel's version, "pypi/<wheel file>" as relative_path (its
- * place in the cache), the sha256 and size the index publishes, and its URL in out. Fails,
- * naming the project, the version and what the indexes list instead, when an index has no
- * fitting wheel or publishes no sha256 for it. 0 or -1 with *err. */
-int pypi_resolve_plan(struct fetch_plan *plan, const struct pypi_request *rq, struct pypi_plan *out,
-                      char **err);
-
-/* The pipeline hooks for wheels (strip 0, pypi_map_entry, pypi_layout_fixup, per-item URLs
- * from p). */
-void pypi_pipeline_source(const struct pypi_plan *p, struct pipeline_source *src);
-
-/* One GET of a simple-API page: Accept prefers JSON (PEP 691), redirects are followed, and the
- * page's final URL (for relative links) and Content-Type come back. 0 or -1 with *err. */
-int pypi_get_page(const char *url, const struct dl_opts *o, char **body, size_t *len,
-                  char **content_type, char **final_url, char **err);
+/* The source itself (source.h): the redist manifest's plan (no NVIDIA site for it unless a
+ * --mirror names it), each archive rewritten into the wheel of that component version from the
+ * first index that has one (its sha256 and size as the index publishes them, "pypi/<wheel>" as
+ * its place in the cache), unpacked with pypi_map_entry and fixed up with pypi_layout_fixup. */
+extern const struct fetch_source pypi_source;
 
 #endif

@@ -8,19 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void fetch_plan_free(struct fetch_plan *p)
-{
-    for (int i = 0; i < p->nitems; i++) {
-        free(p->items[i].component);
-        free(p->items[i].version);
-        free(p->items[i].relative_path);
-    }
-    free(p->items);
-    free(p->release);
-    free(p->platform);
-    memset(p, 0, sizeof *p);
-}
-
 const char *resolve_platform_for_machine(const char *machine)
 {
     if (!machine)
@@ -248,6 +235,7 @@ static int add_item(struct fetch_plan *plan, const struct redist_component *c, c
     struct fetch_item *it;
     plan->items = xrealloc(plan->items, (size_t)(plan->nitems + 1) * sizeof *plan->items);
     it = &plan->items[plan->nitems++];
+    memset(it, 0, sizeof *it);
     it->component = xstrdup(c->key);
     it->version = xstrdup(c->version ? c->version : "");
     it->relative_path = xstrdup(e->relative_path);

@@ -4,26 +4,9 @@
 #define SB_FETCH_RESOLVE_H
 
 #include "manifest.h"
+#include "source.h"
 
 #define REDIST_DEFAULT_MIRROR "https://developer.download.nvidia.com/compute/cuda/redist/"
-
-/* One archive of the plan. */
-struct fetch_item {
-    char *component;     /* manifest key, "cuda_nvcc" */
-    char *version;       /* component version, "13.0.88" ("" when the manifest has none) */
-    char *relative_path; /* checked by path_rel_check */
-    char sha256[65];
-    long long size;
-};
-
-struct fetch_plan {
-    char *release;  /* "13.0.2" */
-    char *platform; /* "linux-x86_64" */
-    struct fetch_item *items;
-    int nitems;
-};
-
-void fetch_plan_free(struct fetch_plan *p);
 
 /* "x86_64" → "linux-x86_64", "aarch64"/"arm64" → "linux-sbsa" (Jetson's linux-aarch64 only on
  * request); NULL for anything else. */
