@@ -82,6 +82,8 @@ def fake_cuda(torch):
         return kwargs
 
     props = types.SimpleNamespace(name="Stand-in GPU", major=9, minor=0, uuid=None)
+    # CPU tensors answer -1; the package compares get_device() with the current device (0).
+    torch.Tensor.get_device = lambda self: 0
     patches = {
         (torch, "empty"): lambda *a, **kw: real_empty(*a, **on_cpu(kw)),
         (torch, "zeros"): lambda *a, **kw: real_zeros(*a, **on_cpu(kw)),

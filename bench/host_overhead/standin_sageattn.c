@@ -1,4 +1,4 @@
-/* A stand-in for libsageattn's C ABI that launches nothing: it checks struct_size and the
+/* A stand-in for libsageattn's C ABI (1.2) that launches nothing: it checks struct_size and the
  * sizes as the real library does first, answers a workspace size and returns. The drop-in
  * package's host time per call (Python, ctypes, torch tensor ops) is measured against it on a
  * machine without a GPU (bench/host_overhead/measure.py); the real library adds its own host
@@ -12,7 +12,8 @@ static sageattn_status check(const sageattn_params *p)
 {
     if (!p)
         return SAGEATTN_ERR_NULL_POINTER;
-    if (p->struct_size != SAGEATTN_PARAMS_V1_SIZE && p->struct_size != sizeof(sageattn_params))
+    if (p->struct_size != SAGEATTN_PARAMS_V1_SIZE && p->struct_size != SAGEATTN_PARAMS_V11_SIZE &&
+        p->struct_size != sizeof(sageattn_params))
         return SAGEATTN_ERR_ABI;
     if (p->batch <= 0 || p->num_q_heads <= 0 || p->num_kv_heads <= 0 || p->q_len <= 0 ||
         p->kv_len <= 0 || p->head_dim <= 0)
@@ -40,6 +41,25 @@ sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t w
     (void)workspace_bytes;
     (void)stream;
     return check(p);
+}
+
+/* The context is an opaque handle to the caller; the stand-in's holds nothing. */
+struct sageattn_context {
+    int device;
+};
+
+static struct sageattn_context standin_context;
+
+sageattn_status sageattn_context_create(int device, sageattn_context **out)
+{
+    standin_context.device = device;
+    *out = &standin_context;
+    return SAGEATTN_OK;
+}
+
+void sageattn_context_destroy(sageattn_context *ctx)
+{
+    (void)ctx;
 }
 
 sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sageattn_mode *out)

@@ -1,6 +1,7 @@
 /* libsageattn: SageAttention-style quantized attention (INT8 Q·Kᵀ, FP16 or FP8 P·V) behind a
  * plain C ABI. The library never touches the network or the file system, keeps no global
- * mutable state, and may be called from several host threads and streams at once.
+ * mutable state (what it learns about a device lives in a caller-owned sageattn_context, ABI
+ * 1.2), and may be called from several host threads and streams at once.
  *
  * Shapes: Q is [batch][num_q_heads][q_len][head_dim], K and V are
  * [batch][num_kv_heads][kv_len][head_dim], O like Q — but only logically: every tensor is given
@@ -20,9 +21,9 @@ extern "C" {
 #endif
 
 /* Changes only when an old caller would break. Fields appended to sageattn_params do not change it:
- * the caller's struct_size says which fields it knows (1.0: SAGEATTN_PARAMS_V1_SIZE; 1.1 adds
- * nonfinite_flag and only_if_nonzero), and a library older than the caller's struct answers
- * SAGEATTN_ERR_ABI. */
+ * the caller's struct_size says which fields it knows (1.0: SAGEATTN_PARAMS_V1_SIZE; 1.1
+ * (SAGEATTN_PARAMS_V11_SIZE) adds nonfinite_flag and only_if_nonzero; 1.2 adds context and
+ * recompute_nonfinite), and a library older than the caller's struct answers SAGEATTN_ERR_ABI. */
 #define SAGEATTN_ABI_VERSION 1
 
 typedef enum sageattn_status {
@@ -36,9 +37,18 @@ typedef enum sageattn_status {
     SAGEATTN_ERR_UNSUPPORTED_MODE = 7, /* e.g. int8-fp8 on a GPU without FP8 tensor cores */
     SAGEATTN_ERR_NO_CODE_FOR_GPU = 8,  /* the library was not built for this GPU's arch */
     SAGEATTN_ERR_WORKSPACE_TOO_SMALL = 9,
-    SAGEATTN_ERR_CUDA = 10, /* a CUDA call failed; the message names it */
-    SAGEATTN_ERR_ABI = 11,  /* struct_size does not match this library */
+    SAGEATTN_ERR_CUDA = 10,    /* a CUDA call failed; the message names it */
+    SAGEATTN_ERR_ABI = 11,     /* struct_size does not match this library */
+    SAGEATTN_ERR_CONTEXT = 12, /* params.context belongs to another device than the current */
 } sageattn_status;
+
+/* Facts about one device that the library would otherwise query on every call (compute
+ * capability, SM count, shared-memory limits, whether it holds code for the device), read
+ * once, plus which kernels already had their shared-memory attribute set on that device.
+ * Caller-owned (ABI 1.2): create one per device, pass it in sageattn_params.context, destroy it
+ * when done. Calls on several threads may share one (its kernel record is lock-free). It
+ * belongs to the device's primary CUDA context: after cudaDeviceReset, create a new one. */
+typedef struct sageattn_context sageattn_context;
 
 typedef enum sageattn_mode {
     SAGEATTN_MODE_AUTO = 0,      /* the best mode for the GPU (see sageattn_resolve_mode) */
@@ -99,10 +109,22 @@ typedef struct sageattn_params {
      * != 0 when its kernel runs. With a quantized call's nonfinite_flag it queues that call's
      * fp16 recompute on the same stream without the host waiting for the flag. */
     const int *only_if_nonzero;
+    /* ---- end of the ABI 1.1 fields (SAGEATTN_PARAMS_V11_SIZE) ---- */
+    /* Optional (ABI 1.2): the device's sageattn_context (sageattn_context_create); the call then
+     * takes the device facts from it instead of querying the driver, and sets each kernel's
+     * shared-memory attribute once per context instead of per launch. NULL: as in ABI 1.1. */
+    sageattn_context *context;
+    /* Optional (ABI 1.2), with nonfinite_flag and a quantized mode: after the call's kernels,
+     * the same call queues its fp16-mode recompute into the same o (and lse) on the same stream,
+     * which computes only if *nonfinite_flag != 0 when it runs (ABI 1.1's only_if_nonzero pair
+     * in one call: one validation, one extra launch, no host wait). Ignored in mode fp16. */
+    int recompute_nonfinite;
 } sageattn_params;
 
 /* struct_size of the ABI 1.0 struct (no nonfinite_flag). */
 #define SAGEATTN_PARAMS_V1_SIZE ((uint32_t)offsetof(sageattn_params, nonfinite_flag))
+/* struct_size of the ABI 1.1 struct (no context). */
+#define SAGEATTN_PARAMS_V11_SIZE ((uint32_t)offsetof(sageattn_params, context))
 
 /* Fills the ABI 1.0 fields of p: zeros, struct_size = SAGEATTN_PARAMS_V1_SIZE and
  * HND-contiguous strides for the given shape. It writes only those bytes, so a program built
@@ -135,11 +157,37 @@ static inline void sageattn_params_set_only_if_nonzero(sageattn_params *p, const
     p->only_if_nonzero = device_flag;
 }
 
+/* Runs p with the device facts of ctx (ABI 1.2; ctx from sageattn_context_create). */
+static inline void sageattn_params_set_context(sageattn_params *p, sageattn_context *ctx)
+{
+    sageattn_params_extend(p);
+    p->context = ctx;
+}
+
+/* Makes the quantized call p raise *device_flag on a non-finite output and, in the same call,
+ * queue its fp16 recompute that computes only if the flag is up (ABI 1.2). */
+static inline void sageattn_params_set_recompute_nonfinite(sageattn_params *p, int *device_flag)
+{
+    sageattn_params_extend(p);
+    p->nonfinite_flag = device_flag;
+    p->recompute_nonfinite = 1;
+}
+
+/* Reads the facts of `device` once (ABI 1.2) into a new context: *out is NULL on failure, e.g.
+ * SAGEATTN_ERR_NO_CODE_FOR_GPU when the library holds no code for it. Touches the device (as
+ * any call does) but keeps the current device unchanged. */
+sageattn_status sageattn_context_create(int device, sageattn_context **out);
+/* Frees ctx (NULL is fine) once no call that uses it is running on the host. Kernels already
+ * queued do not use it. */
+void sageattn_context_destroy(sageattn_context *ctx);
+
 /* Workspace (device memory) that sageattn_run needs for p on `device`. */
 sageattn_status sageattn_workspace_size(const sageattn_params *p, int device, size_t *bytes);
 
 /* Runs attention on `stream` (a cudaStream_t; NULL is the legacy default stream) on the current
- * device. Validates every argument before launching anything. Asynchronous like a kernel launch. */
+ * device. Validates every argument before launching anything. Asynchronous like a kernel launch.
+ * Kernel launches per call: int8-fp16 and its f16acc variant 5 (four pre-pass kernels, then
+ * attention), the FP8 modes 6, fp16 1; recompute_nonfinite adds 1. */
 sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t workspace_bytes,
                              void *stream);
 

@@ -1,10 +1,14 @@
 /* The public C API of libsageattn (sageattn.h): argument validation, mode choice, device
- * checks and messages. The only state is each host thread's last error message. */
+ * checks, the caller-owned device contexts and messages. The only state of the library's own is
+ * each host thread's last error message. */
 #include <stdio.h>
 #include <string.h>
 
+#include <new>
+
 #include "../archs/sa_archs.h"
 #include "api_validate.h"
+#include "sa_context.h"
 #include "sa_internal.h"
 
 #define SA_MSG_BYTES 512
@@ -66,6 +70,27 @@ static sageattn_status sa_device_info(int device, int *cc, int *num_sms)
     return SAGEATTN_OK;
 }
 
+/* The device facts of a call: from its context (ABI 1.2) when it has one for this device, else
+ * asked of the driver (and the library's code checked) on every call. */
+static sageattn_status sa_call_device(const struct sa_problem *prob, int device, int *cc,
+                                      int *num_sms)
+{
+    const struct sageattn_context *ctx = prob->ctx;
+    if (!ctx)
+        return sa_device_info(device, cc, num_sms);
+    if (ctx->device != device) {
+        char msg[SA_MSG_BYTES];
+        snprintf(msg, sizeof(msg),
+                 "params.context was made for device %d but this call runs on device %d: use "
+                 "that device's context (one sageattn_context_create per device)",
+                 ctx->device, device);
+        return sa_set(SAGEATTN_ERR_CONTEXT, msg);
+    }
+    *cc = ctx->cc;
+    *num_sms = ctx->num_sms;
+    return SAGEATTN_OK;
+}
+
 /* The native head dims this build holds, e.g. "64,128" (SA_WITH_D64 / SA_WITH_D128). */
 #define SA_BUILT_HEAD_DIMS (SA_WITH_D64 && SA_WITH_D128 ? "64,128" : SA_WITH_D64 ? "64" : "128")
 
@@ -86,11 +111,26 @@ static sageattn_status sa_prepare(const sageattn_params *p, int device, struct s
                  p->head_dim, SA_BUILT_HEAD_DIMS);
         return sa_set(SAGEATTN_ERR_UNSUPPORTED_HEAD_DIM, msg);
     }
-    s = sa_device_info(device, &prob->cc, &prob->num_sms);
+    s = sa_call_device(prob, device, &prob->cc, &prob->num_sms);
     if (s != SAGEATTN_OK)
         return s;
     s = sa_mode_for_cc(p->mode, prob->cc, &prob->mode, msg, sizeof(msg));
-    return sa_set(s, msg);
+    if (s != SAGEATTN_OK)
+        return sa_set(s, msg);
+    sa_last_message[0] = '\0'; /* what sa_set(OK) does, without formatting */
+    return SAGEATTN_OK;
+}
+
+/* The launch error of a call as a status. */
+static sageattn_status sa_launch_status(cudaError_t le, const struct sa_problem *prob)
+{
+    if (le == cudaErrorNoKernelImageForDevice || le == cudaErrorInvalidDeviceFunction) {
+        char msg[SA_MSG_BYTES];
+        snprintf(msg, sizeof(msg), "no code for compute capability %d.%d in this library (%s)",
+                 prob->cc / 10, prob->cc % 10, SA_BUILT_ARCHS);
+        return sa_set(SAGEATTN_ERR_NO_CODE_FOR_GPU, msg);
+    }
+    return sa_cuda_fail(le, "launching the attention kernels");
 }
 
 extern "C" {
@@ -158,15 +198,51 @@ sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t w
     }
     if (need > 0 && ((uintptr_t)workspace & 255u) != 0)
         return sa_set(SAGEATTN_ERR_MISALIGNED, "workspace must be 256-byte aligned");
-    const cudaError_t le = sa_launch(&prob, workspace, (cudaStream_t)stream);
-    if (le == cudaErrorNoKernelImageForDevice || le == cudaErrorInvalidDeviceFunction) {
-        snprintf(msg, sizeof(msg), "no code for compute capability %d.%d in this library (%s)",
-                 prob.cc / 10, prob.cc % 10, SA_BUILT_ARCHS);
-        return sa_set(SAGEATTN_ERR_NO_CODE_FOR_GPU, msg);
+    cudaError_t le = sa_launch(&prob, workspace, (cudaStream_t)stream);
+    if (le == cudaSuccess && prob.recompute_nonfinite && prob.mode != SAGEATTN_MODE_FP16) {
+        /* The fp16 recompute of this very problem, queued behind it: its kernel reads the
+         * flag the quantized kernels may have raised and computes only if it is up. fp16 runs
+         * on every GPU the library has code for and needs no workspace. */
+        struct sa_problem again = prob;
+        again.mode = SAGEATTN_MODE_FP16;
+        again.only_if_nonzero = prob.nonfinite_flag;
+        again.nonfinite_flag = NULL;
+        le = sa_launch(&again, NULL, (cudaStream_t)stream);
     }
-    if (le != cudaSuccess)
-        return sa_cuda_fail(le, "launching the attention kernels");
+    return le == cudaSuccess ? SAGEATTN_OK : sa_launch_status(le, &prob);
+}
+
+sageattn_status sageattn_context_create(int device, sageattn_context **out)
+{
+    if (!out)
+        return sa_set(SAGEATTN_ERR_NULL_POINTER, "out is NULL");
+    *out = NULL;
+    int cc = 0, num_sms = 0, optin = 0, per_sm = 0;
+    sageattn_status s = sa_device_info(device, &cc, &num_sms);
+    if (s != SAGEATTN_OK)
+        return s;
+    cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+    if (e != cudaSuccess)
+        return sa_cuda_fail(e, "reading the device's shared memory limits");
+    sageattn_context *ctx = new (std::nothrow) sageattn_context;
+    if (!ctx)
+        return sa_set(SAGEATTN_ERR_CUDA, "out of host memory for a sageattn_context");
+    ctx->device = device;
+    ctx->cc = cc;
+    ctx->num_sms = num_sms;
+    ctx->smem_optin = optin;
+    ctx->smem_per_sm = per_sm;
+    for (int i = 0; i < SA_CONTEXT_FUNCS; ++i)
+        ctx->funcs[i].store(nullptr, std::memory_order_relaxed);
+    *out = ctx;
     return sa_set(SAGEATTN_OK, "");
+}
+
+void sageattn_context_destroy(sageattn_context *ctx)
+{
+    delete ctx;
 }
 
 sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sageattn_mode *out)
@@ -208,6 +284,8 @@ const char *sageattn_status_string(sageattn_status s)
         return "CUDA error";
     case SAGEATTN_ERR_ABI:
         return "params struct does not match this library";
+    case SAGEATTN_ERR_CONTEXT:
+        return "params.context is another device's";
     }
     return "unknown status";
 }

@@ -62,17 +62,22 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
 {
     if (!p)
         return sa_fail(msg, n, SAGEATTN_ERR_NULL_POINTER, "params is NULL");
-    if (p->struct_size != SAGEATTN_PARAMS_V1_SIZE && p->struct_size != sizeof(sageattn_params)) {
+    if (p->struct_size != SAGEATTN_PARAMS_V1_SIZE && p->struct_size != SAGEATTN_PARAMS_V11_SIZE &&
+        p->struct_size != sizeof(sageattn_params)) {
         snprintf(msg, n,
-                 "params.struct_size is %u but this library knows %u (ABI 1.0) and %zu (1.1): "
-                 "initialise params with sageattn_params_init() from sageattn.h",
-                 p->struct_size, SAGEATTN_PARAMS_V1_SIZE, sizeof(sageattn_params));
+                 "params.struct_size is %u but this library knows %u (ABI 1.0), %u (1.1) and %zu "
+                 "(1.2): initialise params with sageattn_params_init() from sageattn.h",
+                 p->struct_size, SAGEATTN_PARAMS_V1_SIZE, SAGEATTN_PARAMS_V11_SIZE,
+                 sizeof(sageattn_params));
         return SAGEATTN_ERR_ABI;
     }
     /* Fields past the caller's struct_size are not the caller's memory: never read them. */
-    const int v11 = p->struct_size >= sizeof(sageattn_params);
+    const int v11 = p->struct_size >= SAGEATTN_PARAMS_V11_SIZE;
+    const int v12 = p->struct_size >= sizeof(sageattn_params);
     int *const nonfinite_flag = v11 ? p->nonfinite_flag : (int *)0;
     const int *const only_if_nonzero = v11 ? p->only_if_nonzero : (const int *)0;
+    sageattn_context *const context = v12 ? p->context : (sageattn_context *)0;
+    const int recompute_nonfinite = v12 ? p->recompute_nonfinite != 0 : 0;
     if (p->batch <= 0 || p->num_q_heads <= 0 || p->num_kv_heads <= 0 || p->q_len <= 0 ||
         p->kv_len <= 0) {
         snprintf(msg, n,
@@ -161,6 +166,9 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
                  sageattn_mode_name(p->mode));
         return SAGEATTN_ERR_UNSUPPORTED_MODE;
     }
+    if (recompute_nonfinite && !nonfinite_flag)
+        return sa_fail(msg, n, SAGEATTN_ERR_NULL_POINTER,
+                       "recompute_nonfinite needs nonfinite_flag (the flag the recompute reads)");
 
     memset(out, 0, sizeof(*out));
     out->batch = p->batch;
@@ -182,6 +190,8 @@ sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struc
     out->lse = p->lse;
     out->nonfinite_flag = nonfinite_flag;
     out->only_if_nonzero = only_if_nonzero;
+    out->ctx = context;
+    out->recompute_nonfinite = recompute_nonfinite;
     out->sm_scale = p->sm_scale > 0.0f ? p->sm_scale : 1.0f / sqrtf((float)p->head_dim);
     out->causal = p->causal != 0;
     out->mode = p->mode;

@@ -140,9 +140,11 @@ struct sa_problem {
     void *o;
     int64_t qs[3], ks[3], vs[3], os[3]; /* element strides: batch, head, token */
     float *lse;                         /* optional */
-    int *nonfinite_flag;        /* optional: set to 1 when a written O element is not finite */
-    const int *only_if_nonzero; /* optional (fp16 mode): compute only if *it != 0 */
-    float sm_scale;             /* resolved (never 0) */
+    int *nonfinite_flag;          /* optional: set to 1 when a written O element is not finite */
+    const int *only_if_nonzero;   /* optional (fp16 mode): compute only if *it != 0 */
+    struct sageattn_context *ctx; /* optional: the device's facts and kernel record (ABI 1.2) */
+    int recompute_nonfinite;      /* queue the fp16 recompute gated on nonfinite_flag */
+    float sm_scale;               /* resolved (never 0) */
     int causal;
     sageattn_mode mode; /* resolved: never AUTO */
     int cc;             /* compute capability as major*10+minor, e.g. 90, 120 */

@@ -1,7 +1,8 @@
 /* CPU checks of the public API's argument validation (src/api_validate.cu, host code only):
  * which params struct sizes are accepted, that fields past the caller's struct_size are never
  * read, and that the non-finite flag and only_if_nonzero reach the kernels' problem only when
- * the caller set them (only_if_nonzero with mode fp16 only). */
+ * the caller set them (only_if_nonzero with mode fp16 only), and the ABI 1.2 fields (context,
+ * recompute_nonfinite, which needs the flag) likewise. */
 #include <stdint.h>
 #include <string.h>
 
@@ -61,7 +62,9 @@ int main()
      * of ABI 1.0 was built. Inserting a field before the marker would break old callers. */
     CHECK(SAGEATTN_PARAMS_V1_SIZE == 184 || sizeof(void *) != 8, "V1 size %u",
           SAGEATTN_PARAMS_V1_SIZE);
-    CHECK(sizeof(sageattn_params) > SAGEATTN_PARAMS_V1_SIZE, "the 1.1 struct is larger");
+    CHECK(SAGEATTN_PARAMS_V11_SIZE == 200 || sizeof(void *) != 8, "V1.1 size %u",
+          SAGEATTN_PARAMS_V11_SIZE);
+    CHECK(sizeof(sageattn_params) > SAGEATTN_PARAMS_V11_SIZE, "the 1.2 struct is larger");
 
     valid_params(&p);
     p.nonfinite_flag = &flag;
@@ -95,7 +98,40 @@ int main()
     p.only_if_nonzero = (const int *)((const char *)&flag + 2);
     CHECK(validate(&p, &prob, msg) == SAGEATTN_ERR_MISALIGNED, "misaligned only_if accepted");
 
-    const uint32_t bad_sizes[] = {0, 8, SAGEATTN_PARAMS_V1_SIZE - 4, SAGEATTN_PARAMS_V1_SIZE + 4,
+    /* A 1.1 caller: context and recompute_nonfinite lie beyond its struct. */
+    valid_params(&p);
+    p.nonfinite_flag = &flag;
+    p.struct_size = SAGEATTN_PARAMS_V11_SIZE;
+    memset(&p.context, 0x5a, sizeof p.context);
+    p.recompute_nonfinite = 1;
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK, "1.1 struct refused: %s", msg);
+    CHECK(prob.nonfinite_flag == &flag, "a 1.1 struct's flag was lost");
+    CHECK(prob.ctx == NULL && prob.recompute_nonfinite == 0,
+          "a 1.1 struct's context or recompute_nonfinite was read from beyond struct_size");
+
+    /* 1.2: the context reaches the problem; recompute_nonfinite needs the flag it reads. */
+    valid_params(&p);
+    sageattn_context *const fake_ctx = (sageattn_context *)storage[0];
+    sageattn_params_set_context(&p, fake_ctx);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.ctx == fake_ctx, "context: %s", msg);
+    p.recompute_nonfinite = 1;
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_ERR_NULL_POINTER, "recompute without a flag");
+    CHECK(strstr(msg, "recompute_nonfinite needs nonfinite_flag") != NULL, "message: %s", msg);
+    p.recompute_nonfinite = 0;
+    sageattn_params_set_recompute_nonfinite(&p, &flag);
+    CHECK(validate(&p, &prob, msg) == SAGEATTN_OK && prob.recompute_nonfinite == 1 &&
+              prob.nonfinite_flag == &flag && prob.ctx == fake_ctx,
+          "recompute: %s", msg);
+    p.struct_size = SAGEATTN_PARAMS_V1_SIZE;
+    sageattn_params_set_recompute_nonfinite(&p, &flag);
+    CHECK(p.struct_size == sizeof p && p.context == NULL && p.only_if_nonzero == NULL,
+          "the 1.2 setter left garbage past a 1.0 struct");
+
+    const uint32_t bad_sizes[] = {0,
+                                  8,
+                                  SAGEATTN_PARAMS_V1_SIZE - 4,
+                                  SAGEATTN_PARAMS_V1_SIZE + 4,
+                                  SAGEATTN_PARAMS_V11_SIZE + 4,
                                   (uint32_t)sizeof(sageattn_params) + 8};
     for (uint32_t size : bad_sizes) {
         valid_params(&p);

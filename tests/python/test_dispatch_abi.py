@@ -27,7 +27,8 @@ def c_facts():
         raise unittest.SkipTest("no C compiler on PATH")
     fields = [f[0] for f in _lib.Params._fields_]
     lines = ['printf("sizeof %zu\\n", sizeof(sageattn_params));',
-             'printf("v1 %u\\n", (unsigned)SAGEATTN_PARAMS_V1_SIZE);']
+             'printf("v1 %u\\n", (unsigned)SAGEATTN_PARAMS_V1_SIZE);',
+             'printf("v11 %u\\n", (unsigned)SAGEATTN_PARAMS_V11_SIZE);']
     for f in fields:
         lines.append('printf("offset_%s %%zu\\n", offsetof(sageattn_params, %s));' % (f, f))
         lines.append('printf("size_%s %%zu\\n", sizeof(((sageattn_params *)0)->%s));' % (f, f))
@@ -55,7 +56,8 @@ class StructLayout(unittest.TestCase):
         cls.facts = c_facts()
 
     def test_sizes(self):
-        self.assertEqual(int(self.facts["sizeof"]), _lib.PARAMS_V11_SIZE)
+        self.assertEqual(int(self.facts["sizeof"]), _lib.PARAMS_V12_SIZE)
+        self.assertEqual(int(self.facts["v11"]), _lib.PARAMS_V11_SIZE)
         self.assertEqual(int(self.facts["v1"]), _lib.PARAMS_V1_SIZE)
 
     def test_every_field(self):
@@ -70,7 +72,8 @@ class StructLayout(unittest.TestCase):
                              ("SAGEATTN_ERR_NO_CODE_FOR_GPU", _lib.ERR_NO_CODE_FOR_GPU),
                              ("SAGEATTN_ERR_MISALIGNED", _lib.ERR_MISALIGNED),
                              ("SAGEATTN_ERR_BAD_SHAPE", _lib.ERR_BAD_SHAPE),
-                             ("SAGEATTN_ERR_UNSUPPORTED_MODE", _lib.ERR_UNSUPPORTED_MODE)):
+                             ("SAGEATTN_ERR_UNSUPPORTED_MODE", _lib.ERR_UNSUPPORTED_MODE),
+                             ("SAGEATTN_ERR_CONTEXT", _lib.ERR_CONTEXT)):
             self.assertEqual(int(self.facts[const]), value, const)
 
 

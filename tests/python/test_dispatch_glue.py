@@ -36,11 +36,14 @@ def view_at(ptr, dtype, sizes, strides):
 
 
 class FakeLibrary:
-    """libsageattn's contract, computed on the CPU from raw pointers."""
+    """libsageattn's contract, computed on the CPU from raw pointers: ABI 1.1 (has_v12 False)
+    or 1.2 (contexts, and the fp16 recompute queued by the library itself)."""
 
     modes = MODES
     has_nonfinite_flag = True
+    has_v12 = False
     built_archs = "sm_90"
+    CONTEXT = 0xC0FFEE0
 
     def __init__(self):
         self.calls = []
@@ -62,8 +65,40 @@ class FakeLibrary:
             return 0
         return p.batch * p.num_kv_heads * 1000 + (300 if p.lse else 0)
 
+    def create_context(self, device):
+        assert self.has_v12
+        return self.CONTEXT
+
+    def run_raw(self, params_ref, ws, ws_bytes, stream):
+        """sageattn_run as ctypes calls it: a status."""
+        try:
+            self.run(params_ref._obj, ws, ws_bytes, stream)
+        except _lib.LibraryError as e:
+            return e.status
+        return _lib.OK
+
     def run(self, p, ws, ws_bytes, stream):
-        if p.struct_size == _lib.PARAMS_V11_SIZE and p.only_if_nonzero:
+        assert p.struct_size in (_lib.PARAMS_V1_SIZE, _lib.PARAMS_V11_SIZE, _lib.PARAMS_V12_SIZE)
+        v12 = p.struct_size == _lib.PARAMS_V12_SIZE
+        if v12:
+            assert self.has_v12 and p.context == self.CONTEXT, "a 1.2 struct without context"
+            assert not p.recompute_nonfinite or p.nonfinite_flag
+        if v12 and p.recompute_nonfinite and p.mode != MODES["fp16"]:
+            # What the library does: the quantized call, then its fp16 recompute in the same
+            # call, conditional on the flag.
+            first = _lib.Params.from_buffer_copy(p)
+            first.recompute_nonfinite = 0
+            self.run(first, ws, ws_bytes, stream)
+            self.calls[-1]["recompute_folded"] = True
+            again = _lib.Params.from_buffer_copy(p)
+            again.mode = MODES["fp16"]
+            again.only_if_nonzero = p.nonfinite_flag
+            again.nonfinite_flag = None
+            again.recompute_nonfinite = 0
+            self.run(again, None, 0, stream)
+            self.calls[-1]["folded"] = True
+            return
+        if p.struct_size >= _lib.PARAMS_V11_SIZE and p.only_if_nonzero:
             assert p.mode == MODES["fp16"]
             if ctypes.c_int.from_address(p.only_if_nonzero).value == 0:
                 self.calls.append({"mode": "fp16", "skipped": True, "only_if": p.only_if_nonzero})
@@ -93,14 +128,14 @@ class FakeLibrary:
         out = (torch.exp(s - lse[..., None]).nan_to_num(0.0) @ v).to(dtype)
         if p.mode in self.poison_modes:
             out[0, 0, 0, 0] = float("nan")
-            if p.struct_size == _lib.PARAMS_V11_SIZE and p.nonfinite_flag:
+            if p.struct_size >= _lib.PARAMS_V11_SIZE and p.nonfinite_flag:
                 ctypes.c_int.from_address(p.nonfinite_flag).value = 1
         o.copy_(out)
         if p.lse:
             view_at(p.lse, torch.float32, (b, hq, lq), (hq * lq, lq, 1)).copy_(lse.float())
         self.calls.append({"mode": NAMES[p.mode], "batch": b, "q_heads": hq, "kv_heads": hkv,
                            "struct_size": p.struct_size, "copied_q": p.q, "dtype": p.dtype,
-                           "flag": p.nonfinite_flag if p.struct_size == _lib.PARAMS_V11_SIZE
+                           "flag": p.nonfinite_flag if p.struct_size >= _lib.PARAMS_V11_SIZE
                            else None})
 
 
@@ -111,6 +146,7 @@ class CpuState(_device.DeviceState if torch is not None else object):
         self.index, self.name, self.cc, self.uuid = 0, "Fake GPU", (9, 0), None
         self._modes, self._entry, self._entry_read = {}, None, True
         self.workspaces, self.flags = {}, {}
+        self._context = None
 
     def workspace(self, stream, nbytes, capturing=False):
         if nbytes == 0:
@@ -396,6 +432,164 @@ class KernelGlue(unittest.TestCase):
         with mock.patch.dict(os.environ, {"SAGEATTENTION_MODE": "fp16"}):
             self.attend(q, q, q, function="sageattn_qk_int8_pv_fp8_cuda")
         self.assertEqual(self.lib.calls[-1]["mode"], "fp16")
+
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class KernelGlueAbi12(KernelGlue):
+    """The same glue on an ABI 1.2 library (every test above runs again), plus what 1.2
+    changes: one library call per attention call with the device's context, the recompute
+    queued by the library, and the fast path of eager calls whose signature ran before."""
+
+    def setUp(self):
+        super().setUp()
+        self.lib.has_v12 = True
+        from sageattention import _attention, _fast
+        self._fast = _fast
+        _fast._entries.clear()
+        self.addCleanup(_fast._entries.clear)
+        for target, value in (
+                ("sageattention._attention._check_tensors", lambda q, k, v, m: None),
+                ("sageattention._fast._current_device", lambda: 0),
+                ("sageattention._kernel._is_capturing", lambda: False),
+                ("torch.Tensor.get_device", lambda self: 0)):
+            patcher = mock.patch(target, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+        self.attention_module = _attention
+
+    # The 1.1 expectations of these tests (two library calls, 1.1 structs) are 1.2 ones here.
+    def test_nonfinite_output_is_recomputed_in_fp16_mode_on_the_device(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.lib.poison_modes = {MODES["int8-fp16"]}
+        with mock.patch.object(_kernel, "_warned_nonfinite", True):
+            o, _ = self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([(c["mode"], c.get("skipped", False), c.get("folded", False))
+                          for c in self.lib.calls],
+                         [("int8-fp16", False, False), ("fp16", False, True)])
+        self.assertEqual(self.lib.calls[0]["struct_size"], _lib.PARAMS_V12_SIZE)
+        self.assertTrue(bool(torch.isfinite(o).all()))
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+
+    def test_each_call_takes_its_own_flag_and_the_ring_is_zeroed_when_it_wraps(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        checker = self.state.finite_check(0)
+        with mock.patch.object(_kernel, "_warned_nonfinite", True):
+            for i in range(_device.FLAG_SLOTS + 1):
+                self.lib.calls.clear()
+                self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+                first, recompute = self.lib.calls
+                self.assertEqual(first["flag"], checker.ring_ptr + 4 * (i % _device.FLAG_SLOTS))
+                self.assertEqual((recompute["only_if"], recompute["skipped"]),
+                                 (first["flag"], True))
+
+    def test_finite_output_queues_a_recompute_that_does_nothing(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([(c["mode"], c.get("skipped", False), c.get("folded", False))
+                          for c in self.lib.calls],
+                         [("int8-fp16", False, False), ("fp16", True, True)])
+
+    def test_a_signature_seen_before_asks_no_workspace_size(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.attend(q, k, v)
+        self.assertEqual(self.lib.workspace_queries, 1)  # the recompute needs no question
+        for _ in range(3):
+            o, _ = self.attend(q, k, v)
+        self.assertEqual(self.lib.workspace_queries, 1)
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+
+    def test_a_changed_signature_never_reuses_a_stale_struct(self):
+        # Every case asks one workspace size (no separate recompute): run the base test with
+        # the 1.1 count replaced.
+        with mock.patch.object(self, "assertEqual", self._equal_but_queries):
+            super().test_a_changed_signature_never_reuses_a_stale_struct()
+
+    def _equal_but_queries(self, first, second, msg=None):
+        if first == self.lib.workspace_queries and isinstance(second, int) and second > 2:
+            second = (second - 2) // 2 + 1  # 2 per case + 2 -> 1 per case + 1
+        elif isinstance(second, list) and second == [("int8-fp16", _lib.PARAMS_V1_SIZE)]:
+            second = [("int8-fp16", _lib.PARAMS_V12_SIZE)]
+        unittest.TestCase.assertEqual(self, first, second, msg)
+
+    def test_check_off_or_fp16_mode_runs_once(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_CHECK_FINITE": "0"}):
+            self.attend(q, k, v, function="sageattn_qk_int8_pv_fp16_cuda")
+        self.assertEqual([(c["mode"], c["struct_size"], c["flag"]) for c in self.lib.calls],
+                         [("int8-fp16", _lib.PARAMS_V12_SIZE, None)])
+
+    # ---- the fast path (sageattention._fast) ----
+
+    def eager(self, q, k, v, layout="HND", function="sageattn", causal=False, scale=None):
+        return self._fast.call(function, q, k, v, layout, causal, scale, "")
+
+    def test_second_call_of_a_signature_is_one_library_call_from_the_fast_path(self):
+        torch.manual_seed(7)
+        x = torch.randn(2, 40, 3 * 4 * 64).half()
+        q, k, v = (t.view(2, -1, 4, 64) for t in x.chunk(3, dim=-1))
+        full = mock.Mock(wraps=self.attention_module.attention)
+        with mock.patch.object(self.attention_module, "attention", full):
+            o1 = self.eager(q, k, v, "NHD")
+            queries = self.lib.workspace_queries
+            self.lib.calls.clear()
+            x2 = torch.randn_like(x)  # the same signature, other memory
+            q2, k2, v2 = (t.view(2, -1, 4, 64) for t in x2.chunk(3, dim=-1))
+            o2 = self.eager(q2, k2, v2, "NHD")
+        self.assertEqual(full.call_count, 1)  # the second call never took the full path
+        self.assertEqual(self.lib.workspace_queries, queries)
+        entry = next(iter(self._fast._entries.values()))
+        self.assertIsInstance(entry, _kernel.FastCall)
+        self.assertEqual([(c["mode"], c.get("folded", False)) for c in self.lib.calls],
+                         [("int8-fp16", False), ("fp16", True)])
+        self.assertEqual(self.lib.calls[0]["copied_q"], q2.data_ptr())
+        self.assertEqual(self.lib.calls[0]["flag"], self.state.finite_check(0).ring_ptr + 4)
+        self.close(o1, reference(q, k, v, "NHD")[0], 2e-3)
+        self.close(o2, reference(q2, k2, v2, "NHD")[0], 2e-3)
+        self.assertTrue(o2.is_contiguous() and o2.shape == q2.shape)
+
+    def test_fast_path_recomputes_and_keeps_the_settings(self):
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.eager(q, k, v)
+        self.lib.poison_modes = {MODES["int8-fp16"]}
+        with mock.patch.object(_kernel, "_warned_nonfinite", True):
+            o = self.eager(q, k, v)
+        self.assertTrue(bool(torch.isfinite(o).all()))
+        self.assertEqual(self.lib.calls[-1]["folded"], True)
+        self.assertFalse(self.lib.calls[-1].get("skipped", False))
+        # A setting read per call still takes effect at once: another signature.
+        self.lib.calls.clear()
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_CHECK_FINITE": "0"}):
+            for _ in range(2):
+                o = self.eager(q, k, v)
+        self.assertEqual([c["flag"] for c in self.lib.calls], [None, None])
+        self.assertFalse(bool(torch.isfinite(o).all()))
+        self.lib.calls.clear()
+        with mock.patch.dict(os.environ, {"SAGEATTENTION_MODE": "fp16"}):
+            for _ in range(2):
+                self.eager(q, k, v)
+        self.assertEqual([c["mode"] for c in self.lib.calls], ["fp16", "fp16"])
+
+    def test_fast_path_leaves_what_it_cannot_do_to_the_full_path(self):
+        torch.manual_seed(8)
+        q, k, v = (torch.randn(1, 3, 10, 20).half() for _ in range(3))  # D=20: padded
+        for _ in range(2):
+            o = self.eager(q, k, v)
+        self.close(o, reference(q, k, v, "HND")[0], 2e-3)
+        self.assertEqual(list(self._fast._entries.values()), [False])
+        q, k, v = (torch.randn(1, 2, 16, 64).half() for _ in range(3))
+        self.eager(q, k, v)
+        flat = torch.randn(1 + q.numel()).half()
+        misaligned = flat[1:].view(q.shape)  # q's signature, base off alignment: copied
+        self.lib.calls.clear()
+        o = self.eager(misaligned, k, v)
+        self.assertNotEqual(self.lib.calls[0]["copied_q"], misaligned.data_ptr())
+        self.close(o, reference(misaligned, k, v, "HND")[0], 2e-3)
+        with mock.patch("sageattention._kernel._is_capturing", lambda: True), \
+                mock.patch("torch.cuda.is_current_stream_capturing", lambda: True):
+            self.lib.calls.clear()
+            self.eager(q, k, v)
+        self.assertEqual(self.lib.calls[0]["flag"], self.state.finite_check(0).flag.data_ptr())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The drop-in's loader against a real libsageattn, without a GPU: it loads by absolute path,
-finds the modes by name, knows the 1.1 params struct is accepted, reads the archs, and turns a
+finds the modes by name, knows the 1.1 and 1.2 params structs are accepted, reads the archs, and turns a
 C status into an exception with the library's message. Uses $SAGEATTENTION_LIBRARY, else the
 library `make kernel-test` built (kernels/build/ci/<arch>/install/lib); skips without one."""
 
@@ -39,8 +39,17 @@ class RealLibrary(unittest.TestCase):
 
     def test_struct_versions(self):
         self.assertTrue(self.lib.has_nonfinite_flag)
-        self.assertTrue(self.lib._probe_struct_size(_lib.PARAMS_V1_SIZE))
-        self.assertFalse(self.lib._probe_struct_size(_lib.PARAMS_V1_SIZE - 4))
+        self.assertTrue(self.lib.has_v12)
+        for size in (_lib.PARAMS_V1_SIZE, _lib.PARAMS_V11_SIZE, _lib.PARAMS_V12_SIZE):
+            self.assertTrue(self.lib._probe_struct_size(size), size)
+        for size in (_lib.PARAMS_V1_SIZE - 4, _lib.PARAMS_V11_SIZE + 4, _lib.PARAMS_V12_SIZE + 8):
+            self.assertFalse(self.lib._probe_struct_size(size), size)
+
+    def test_context_of_a_device_that_is_not_there_is_an_error(self):
+        with self.assertRaises(_lib.LibraryError) as cm:
+            self.lib.create_context(1 << 20)
+        self.assertEqual(cm.exception.status, 10)  # SAGEATTN_ERR_CUDA, with CUDA's message
+        self.assertIn("sageattn_context_create", str(cm.exception))
 
     def test_archs_and_abi(self):
         self.assertEqual(self.lib.abi_version, 1)

@@ -2,8 +2,8 @@
  * parallel). */
 #include "sa_mainloop.cuh"
 
-cudaError_t sa_attn_dispatch_fp16(int d_pad, int bf16, const sa_attn_args *a, int batch,
-                                  cudaStream_t stream, bool probe)
+cudaError_t sa_attn_dispatch_fp16(int d_pad, int bf16, const sa_attn_args *a,
+                                  const sa_launch_cfg *l)
 {
-    return sa_attn_dispatch<SA_KMODE_FP16>(d_pad, bf16, a, batch, stream, probe);
+    return sa_attn_dispatch<SA_KMODE_FP16>(d_pad, bf16, a, l);
 }

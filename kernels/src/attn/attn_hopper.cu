@@ -402,45 +402,42 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
 
 template <typename K>
 static cudaError_t sa_hopper_launch(K kernel, int smem, int rows, int threads,
-                                    const sa_attn_args *a, int batch, cudaStream_t stream,
-                                    bool probe)
+                                    const sa_attn_args *a, const sa_launch_cfg *l)
 {
-    if (probe) {
+    if (l->probe) {
         cudaFuncAttributes fa;
         return cudaFuncGetAttributes(&fa, kernel);
     }
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaError_t e = sa_set_smem_once(l->ctx, (const void *)kernel, smem);
     if (e != cudaSuccess)
         return e;
-    const dim3 grid((a->lq + rows - 1) / rows, a->hq, batch);
-    kernel<<<grid, threads, smem, stream>>>(*a);
+    const dim3 grid((a->lq + rows - 1) / rows, a->hq, l->batch);
+    kernel<<<grid, threads, smem, l->stream>>>(*a);
     return cudaGetLastError();
 }
 
 template <int D, bool BF16>
-static cudaError_t sa_hopper_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
+static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     if constexpr (SA_H_WS)
         return sa_hopper_launch(sa_hopper_ws_kernel<D, BF16>, sa_hw_cfg<D>::SMEM_BYTES,
-                                sa_hw_cfg<D>::ROWS, sa_hw_cfg<D>::THREADS, a, batch, stream, probe);
+                                sa_hw_cfg<D>::ROWS, sa_hw_cfg<D>::THREADS, a, l);
     else
         return sa_hopper_launch(sa_hopper_kernel<D, BF16>, sa_htile<D>::SMEM_BYTES, SA_H_ROWS,
-                                SA_H_THREADS, a, batch, stream, probe);
+                                SA_H_THREADS, a, l);
 }
 
-cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const sa_attn_args *a, int batch,
-                                            cudaStream_t stream, bool probe)
+cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const sa_attn_args *a,
+                                            const sa_launch_cfg *l)
 {
 #if SA_WITH_D64
     if (d_pad == 64)
-        return bf16 ? sa_hopper_run<64, true>(a, batch, stream, probe)
-                    : sa_hopper_run<64, false>(a, batch, stream, probe);
+        return bf16 ? sa_hopper_run<64, true>(a, l) : sa_hopper_run<64, false>(a, l);
 #endif
 #if SA_WITH_D128
-    return bf16 ? sa_hopper_run<128, true>(a, batch, stream, probe)
-                : sa_hopper_run<128, false>(a, batch, stream, probe);
+    return bf16 ? sa_hopper_run<128, true>(a, l) : sa_hopper_run<128, false>(a, l);
 #else
-    (void)d_pad, (void)bf16, (void)a, (void)batch, (void)stream, (void)probe;
+    (void)d_pad, (void)bf16, (void)a, (void)l;
     return cudaErrorInvalidValue;
 #endif
 }

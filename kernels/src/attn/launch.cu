@@ -58,30 +58,29 @@ size_t sa_workspace_bytes(const struct sa_problem *p)
 }
 
 static cudaError_t sa_attn_call(sageattn_mode mode, int d_pad, int bf16,
-                                const struct sa_attn_args *a, int batch, cudaStream_t stream,
-                                bool probe)
+                                const struct sa_attn_args *a, const struct sa_launch_cfg *l)
 {
     switch (mode) {
     case SAGEATTN_MODE_INT8_FP16:
-        return sa_attn_dispatch_int8_fp16(d_pad, bf16, a, batch, stream, probe);
+        return sa_attn_dispatch_int8_fp16(d_pad, bf16, a, l);
     case SAGEATTN_MODE_INT8_FP8:
-        return sa_attn_dispatch_int8_fp8(d_pad, bf16, a, batch, stream, probe);
+        return sa_attn_dispatch_int8_fp8(d_pad, bf16, a, l);
     case SAGEATTN_MODE_INT8_FP8_BS:
-        return sa_attn_dispatch_int8_fp8_bs(d_pad, bf16, a, batch, stream, probe);
+        return sa_attn_dispatch_int8_fp8_bs(d_pad, bf16, a, l);
     case SAGEATTN_MODE_INT8_FP8_F16ACC:
-        return sa_attn_dispatch_int8_fp8_f16acc(d_pad, bf16, a, batch, stream, probe);
+        return sa_attn_dispatch_int8_fp8_f16acc(d_pad, bf16, a, l);
     case SAGEATTN_MODE_INT8_FP16_F16ACC:
         /* No bf16 MMA has an FP16 accumulator: bf16 inputs run int8-fp16's FP32 form. */
-        return bf16 ? sa_attn_dispatch_int8_fp16(d_pad, bf16, a, batch, stream, probe)
-                    : sa_attn_dispatch_int8_fp16_f16acc(d_pad, a, batch, stream, probe);
+        return bf16 ? sa_attn_dispatch_int8_fp16(d_pad, bf16, a, l)
+                    : sa_attn_dispatch_int8_fp16_f16acc(d_pad, a, l);
     case SAGEATTN_MODE_INT8_FP8_WGMMA:
 #if SA_WITH_HOPPER
-        return sa_attn_dispatch_int8_fp8_wgmma(d_pad, bf16, a, batch, stream, probe);
+        return sa_attn_dispatch_int8_fp8_wgmma(d_pad, bf16, a, l);
 #else
         return cudaErrorNoKernelImageForDevice;
 #endif
     default:
-        return sa_attn_dispatch_fp16(d_pad, bf16, a, batch, stream, probe);
+        return sa_attn_dispatch_fp16(d_pad, bf16, a, l);
     }
 }
 
@@ -89,7 +88,8 @@ cudaError_t sa_check_code_for_device(void)
 {
     /* Every build holds all modes for the same archs, so one kernel tells. */
     const int d_pad = SA_WITH_D128 ? 128 : 64;
-    return sa_attn_call(SAGEATTN_MODE_FP16, d_pad, 0, nullptr, 1, 0, true);
+    const struct sa_launch_cfg probe = {1, 0, true, nullptr};
+    return sa_attn_call(SAGEATTN_MODE_FP16, d_pad, 0, nullptr, &probe);
 }
 
 cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t stream)
@@ -152,5 +152,6 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
             a.vscale = (const float *)(ws + w.vscale);
         }
     }
-    return sa_attn_call(p->mode, dp, bf16, &a, p->batch, stream, false);
+    const struct sa_launch_cfg l = {p->batch, stream, false, p->ctx};
+    return sa_attn_call(p->mode, dp, bf16, &a, &l);
 }

@@ -3,6 +3,7 @@
 #ifndef SA_KERNELS_H
 #define SA_KERNELS_H
 
+#include "../sa_context.h"
 #include "../sa_internal.h"
 
 /* Kernel families (template MODE). 3..5 differ from 1..2 only in P·V's instruction and its
@@ -55,26 +56,33 @@ struct sa_attn_args {
     float score_scale; /* fp16 mode: sm_scale * log2e */
 };
 
+/* How one attention kernel is launched: host-side facts, never a kernel argument. */
+struct sa_launch_cfg {
+    int batch;
+    cudaStream_t stream;
+    bool probe; /* nothing runs: the result says whether the library holds code for the device */
+    struct sageattn_context *ctx; /* the device's limits and kernel record; NULL: ask the driver */
+};
+
 /* Attention kernels, one function per mode (attn_<mode>.cu); each dispatches on the padded
- * head dim and the dtype. With probe set, nothing runs: the result says whether the library
- * holds code for the current device. */
-cudaError_t sa_attn_dispatch_fp16(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
-                                  cudaStream_t stream, bool probe);
-cudaError_t sa_attn_dispatch_int8_fp16(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
-                                       cudaStream_t stream, bool probe);
-cudaError_t sa_attn_dispatch_int8_fp8(int d_pad, int bf16, const struct sa_attn_args *a, int batch,
-                                      cudaStream_t stream, bool probe);
+ * head dim and the dtype. */
+cudaError_t sa_attn_dispatch_fp16(int d_pad, int bf16, const struct sa_attn_args *a,
+                                  const struct sa_launch_cfg *l);
+cudaError_t sa_attn_dispatch_int8_fp16(int d_pad, int bf16, const struct sa_attn_args *a,
+                                       const struct sa_launch_cfg *l);
+cudaError_t sa_attn_dispatch_int8_fp8(int d_pad, int bf16, const struct sa_attn_args *a,
+                                      const struct sa_launch_cfg *l);
 cudaError_t sa_attn_dispatch_int8_fp8_bs(int d_pad, int bf16, const struct sa_attn_args *a,
-                                         int batch, cudaStream_t stream, bool probe);
+                                         const struct sa_launch_cfg *l);
 cudaError_t sa_attn_dispatch_int8_fp8_f16acc(int d_pad, int bf16, const struct sa_attn_args *a,
-                                             int batch, cudaStream_t stream, bool probe);
+                                             const struct sa_launch_cfg *l);
 /* fp16 inputs only (bf16 has no MMA with an FP16 accumulator: the caller runs int8_fp16). */
-cudaError_t sa_attn_dispatch_int8_fp16_f16acc(int d_pad, const struct sa_attn_args *a, int batch,
-                                              cudaStream_t stream, bool probe);
+cudaError_t sa_attn_dispatch_int8_fp16_f16acc(int d_pad, const struct sa_attn_args *a,
+                                              const struct sa_launch_cfg *l);
 
 /* int8-fp8-wgmma (attn_hopper.cu, sm_90a only; absent unless SA_WITH_HOPPER). */
 cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const struct sa_attn_args *a,
-                                            int batch, cudaStream_t stream, bool probe);
+                                            const struct sa_launch_cfg *l);
 
 /* Pre-pass launchers (quant.cu). */
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,

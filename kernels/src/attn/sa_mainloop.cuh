@@ -260,15 +260,15 @@ __launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<M
 }
 
 template <int MODE, int D, bool BF16, bool V1>
-static cudaError_t sa_attn_launch_one(const sa_attn_args *a, int batch, cudaStream_t stream)
+static cudaError_t sa_attn_launch_one(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     const auto kernel = sa_attn_kernel<MODE, D, BF16, V1>;
     const int smem = sa_tile<MODE, D, V1>::SMEM_BYTES;
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaError_t e = sa_set_smem_once(l->ctx, (const void *)kernel, smem);
     if (e != cudaSuccess)
         return e;
-    const dim3 grid((a->lq + SA_CTA_Q - 1) / SA_CTA_Q, a->hq, batch);
-    kernel<<<grid, SA_THREADS, smem, stream>>>(*a);
+    const dim3 grid((a->lq + SA_CTA_Q - 1) / SA_CTA_Q, a->hq, l->batch);
+    kernel<<<grid, SA_THREADS, smem, l->stream>>>(*a);
     return cudaGetLastError();
 }
 
@@ -279,9 +279,9 @@ static cudaError_t sa_attn_launch_one(const sa_attn_args *a, int batch, cudaStre
 #endif
 
 template <int MODE, int D, bool BF16>
-static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t stream, bool probe)
+static cudaError_t sa_attn_run(const sa_attn_args *a, const sa_launch_cfg *l)
 {
-    if (probe) {
+    if (l->probe) {
         cudaFuncAttributes fa;
         return cudaFuncGetAttributes(&fa, sa_attn_kernel<MODE, D, BF16, false>);
     }
@@ -293,29 +293,24 @@ static cudaError_t sa_attn_run(const sa_attn_args *a, int batch, cudaStream_t st
     using TF = sa_tile<MODE, D, false>;
     using T1 = sa_tile<MODE, D, true>;
     if constexpr (TF::SMEM_BYTES > SA_SMALL_SMEM_LIMIT || (TF::PV_FP8 && D == 128)) {
-        int device = 0, optin = 0, per_sm = 0;
-        cudaError_t e = cudaGetDevice(&device);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                                       device);
+        int optin = 0, per_sm = 0;
+        const cudaError_t e = sa_smem_limits(l->ctx, &optin, &per_sm);
         if (e != cudaSuccess)
             return e;
         constexpr int RESERVED = 1024; /* shared memory the system keeps per block */
         const bool two_with_v1 = TF::PV_FP8 && per_sm < 2 * (TF::SMEM_BYTES + RESERVED) &&
                                  per_sm >= 2 * (T1::SMEM_BYTES + RESERVED);
         if (SA_TEST_FORCE_V1 || optin < TF::SMEM_BYTES || two_with_v1)
-            return sa_attn_launch_one<MODE, D, BF16, true>(a, batch, stream);
+            return sa_attn_launch_one<MODE, D, BF16, true>(a, l);
     }
-    return sa_attn_launch_one<MODE, D, BF16, false>(a, batch, stream);
+    return sa_attn_launch_one<MODE, D, BF16, false>(a, l);
 }
 
 /* Runs (or probes) the kernel of MODE for the padded head dim and dtype. A head dim that the
  * build left out falls back to 128 (64 is always a zero-padded 128). */
 template <int MODE>
-static cudaError_t sa_attn_dispatch(int d_pad, int bf16, const sa_attn_args *a, int batch,
-                                    cudaStream_t stream, bool probe)
+static cudaError_t sa_attn_dispatch(int d_pad, int bf16, const sa_attn_args *a,
+                                    const sa_launch_cfg *l)
 {
     /* int8-fp16-f16acc has fp16 kernels only (launch.cu runs bf16 inputs as int8-fp16). */
     constexpr bool HAS_BF16 = MODE != SA_KMODE_INT8_FP16_F16ACC;
@@ -323,14 +318,12 @@ static cudaError_t sa_attn_dispatch(int d_pad, int bf16, const sa_attn_args *a, 
         return cudaErrorInvalidValue;
 #if SA_WITH_D64
     if (d_pad == 64)
-        return bf16 ? sa_attn_run<MODE, 64, HAS_BF16>(a, batch, stream, probe)
-                    : sa_attn_run<MODE, 64, false>(a, batch, stream, probe);
+        return bf16 ? sa_attn_run<MODE, 64, HAS_BF16>(a, l) : sa_attn_run<MODE, 64, false>(a, l);
 #endif
 #if SA_WITH_D128
-    return bf16 ? sa_attn_run<MODE, 128, HAS_BF16>(a, batch, stream, probe)
-                : sa_attn_run<MODE, 128, false>(a, batch, stream, probe);
+    return bf16 ? sa_attn_run<MODE, 128, HAS_BF16>(a, l) : sa_attn_run<MODE, 128, false>(a, l);
 #else
-    (void)d_pad, (void)bf16, (void)a, (void)batch, (void)stream, (void)probe;
+    (void)d_pad, (void)bf16, (void)a, (void)l;
     return cudaErrorInvalidValue;
 #endif
 }

@@ -36,6 +36,23 @@ static int check_struct_versions(void)
         fprintf(stderr, "a 1.1 struct was refused: %s\n", sageattn_last_error());
         return 1;
     }
+    sageattn_params_set_context(&p, NULL);
+    p.struct_size = SAGEATTN_PARAMS_V11_SIZE;
+    if (status_of(&p) != SAGEATTN_ERR_NULL_POINTER) {
+        fprintf(stderr, "a 1.1 struct (%u bytes) was refused: %s\n", p.struct_size,
+                sageattn_last_error());
+        return 1;
+    }
+    sageattn_params_set_recompute_nonfinite(&p, NULL);
+    if (p.struct_size != sizeof p || status_of(&p) != SAGEATTN_ERR_NULL_POINTER) {
+        fprintf(stderr, "a 1.2 struct was refused: %s\n", sageattn_last_error());
+        return 1;
+    }
+    if (sageattn_context_create(0, NULL) != SAGEATTN_ERR_NULL_POINTER) {
+        fprintf(stderr, "sageattn_context_create accepted a NULL out\n");
+        return 1;
+    }
+    sageattn_context_destroy(NULL);
     p.struct_size = SAGEATTN_PARAMS_V1_SIZE - 4;
     if (status_of(&p) != SAGEATTN_ERR_ABI || !strstr(sageattn_last_error(), "struct_size")) {
         fprintf(stderr, "a struct_size of %u was not refused as an ABI mismatch\n", p.struct_size);

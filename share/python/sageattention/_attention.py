@@ -55,7 +55,7 @@ _plans = {}
 PLANS_MAX = 512
 
 
-def _dims_and_plan(q, k, v, layout, has_mask, scale):
+def dims_and_plan(q, k, v, layout, has_mask, scale):
     key = (q.shape, k.shape, v.shape, layout, q.dtype, has_mask, scale)
     found = _plans.get(key)
     if found is not None:
@@ -80,7 +80,7 @@ def attention(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, return_lse
     layout = _dispatch.parse_layout(tensor_layout)
     _check_tensors(q, k, v, attn_mask)
     scale = None if sm_scale is None else float(sm_scale)
-    dims, plan = _dims_and_plan(q, k, v, layout, attn_mask is not None, scale)
+    dims, plan = dims_and_plan(q, k, v, layout, attn_mask is not None, scale)
     if plan is None:  # nothing to compute
         o = torch.empty(tuple(q.shape[:3]) + (dims.v_head_dim,), dtype=q.dtype,
                         device=q.device)

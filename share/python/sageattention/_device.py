@@ -43,6 +43,24 @@ class DeviceState:
         self._entry_read = False
         self.workspaces = {}
         self.flags = {}
+        self._context = None
+
+    def context(self, lib):
+        """This device's sageattn_context handle (ABI 1.2 libraries; None for older ones), made
+        on first use and kept for the process: the library then reads the device's facts once
+        instead of on every call."""
+        if self._context is None and lib.has_v12:
+            with _lock:
+                if self._context is None:
+                    try:
+                        self._context = lib.create_context(self.index)
+                    except _lib.LibraryError as e:
+                        if e.status == _lib.ERR_NO_CODE_FOR_GPU:
+                            raise RuntimeError(_dispatch.no_code_message(
+                                self.name, self.cc, lib.built_archs, sys.executable,
+                                str(e))) from None
+                        raise
+        return self._context
 
     def record_entry(self, lib):
         """This GPU's entry of the recommendation record, when the record is for this library."""

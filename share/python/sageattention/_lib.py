@@ -22,6 +22,7 @@ ERR_UNSUPPORTED_DTYPE = 6
 ERR_UNSUPPORTED_MODE = 7
 ERR_NO_CODE_FOR_GPU = 8
 ERR_ABI = 11
+ERR_CONTEXT = 12
 # Statuses that mean the arguments were wrong (ValueError) rather than the machine.
 _VALUE_ERRORS = (ERR_MISALIGNED, ERR_BAD_SHAPE, ERR_BAD_STRIDE, ERR_UNSUPPORTED_HEAD_DIM,
                  ERR_UNSUPPORTED_DTYPE)
@@ -32,7 +33,8 @@ MAX_MODE_VALUE = 31  # contract 3: modes are discovered by name for values 0..31
 
 
 class Params(ctypes.Structure):
-    """sageattn_params, ABI 1.1 (the 1.0 struct ends before nonfinite_flag)."""
+    """sageattn_params, ABI 1.2 (the 1.0 struct ends before nonfinite_flag, the 1.1 one before
+    context)."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -57,11 +59,14 @@ class Params(ctypes.Structure):
         ("mode", ctypes.c_int),
         ("nonfinite_flag", ctypes.c_void_p),
         ("only_if_nonzero", ctypes.c_void_p),
+        ("context", ctypes.c_void_p),
+        ("recompute_nonfinite", ctypes.c_int),
     ]
 
 
 PARAMS_V1_SIZE = Params.nonfinite_flag.offset
-PARAMS_V11_SIZE = ctypes.sizeof(Params)
+PARAMS_V11_SIZE = Params.context.offset
+PARAMS_V12_SIZE = ctypes.sizeof(Params)
 
 
 class LibraryError(RuntimeError):
@@ -124,6 +129,13 @@ class Library:
             getattr(lib, name).restype = ctypes.c_char_p
         lib.sageattn_abi_version.argtypes = []
         lib.sageattn_abi_version.restype = ctypes.c_int
+        # ABI 1.2: per-device contexts (absent from older libraries).
+        self._context_create = getattr(lib, "sageattn_context_create", None)
+        if self._context_create is not None:
+            self._context_create.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
+            self._context_create.restype = ctypes.c_int
+            lib.sageattn_context_destroy.argtypes = [ctypes.c_void_p]
+            lib.sageattn_context_destroy.restype = None
         self.abi_version = lib.sageattn_abi_version()
         if self.abi_version != 1:
             raise RuntimeError("libsageattn at %s has ABI %d; this package speaks ABI 1"
@@ -133,6 +145,12 @@ class Library:
             [_text(lib.sageattn_mode_name(i)) for i in range(MAX_MODE_VALUE + 1)])
         # ABI 1.1 (nonfinite_flag and only_if_nonzero): what the non-finite check needs.
         self.has_nonfinite_flag = self._probe_struct_size(PARAMS_V11_SIZE)
+        # ABI 1.2 (context and recompute_nonfinite): one call per attention call, with the
+        # device's facts read once.
+        self.has_v12 = (self._context_create is not None
+                        and self._probe_struct_size(PARAMS_V12_SIZE))
+        # The raw entry point, for callers that check the status themselves (the fast path).
+        self.run_raw = lib.sageattn_run
         self._sha256 = None
 
     def _probe_struct_size(self, size):
@@ -182,6 +200,16 @@ class Library:
         status = self._lib.sageattn_resolve_mode(mode_value, device, ctypes.byref(out))
         self.check(status, "sageattn_resolve_mode")
         return out.value
+
+    def create_context(self, device):
+        """A new sageattn_context for `device` (ABI 1.2) as an int handle; the caller keeps it
+        for the process's lifetime or frees it with destroy_context."""
+        out = ctypes.c_void_p(None)
+        self.check(self._context_create(device, ctypes.byref(out)), "sageattn_context_create")
+        return out.value
+
+    def destroy_context(self, handle):
+        self._lib.sageattn_context_destroy(handle)
 
     def workspace_size(self, params, device):
         n = ctypes.c_size_t(0)

@@ -51,6 +51,26 @@ def _parse_check(text):
     return _dispatch.parse_flag(text, True)
 
 
+# The process environment as os.environ keeps it (bytes on POSIX): one dict lookup per setting
+# instead of os.environ's encode-and-lookup.
+_environ_data = getattr(os.environ, "_data", None)
+_SNAPSHOT_NAMES = tuple(os.fsencode(n) for n in (LIMIT_ENV, CHECK_ENV, "SAGEATTENTION_MODE")) \
+    if isinstance(_environ_data, dict) and all(isinstance(k, bytes) for k in _environ_data) \
+    else None
+
+
+def snapshot():
+    """What every setting's current value depends on, cheaply: the environment's texts of
+    SAGEATTENTION_WORKSPACE_LIMIT_MB, _CHECK_FINITE and _MODE, and set_workspace_limit's
+    override. Equal snapshots mean equal settings."""
+    if _SNAPSHOT_NAMES is not None:
+        get = _environ_data.get
+        return (get(_SNAPSHOT_NAMES[0]), get(_SNAPSHOT_NAMES[1]), get(_SNAPSHOT_NAMES[2]),
+                _limit_override)
+    get = os.environ.get
+    return (get(LIMIT_ENV), get(CHECK_ENV), get("SAGEATTENTION_MODE"), _limit_override)
+
+
 # Each setting is read from the environment on every call (a change takes effect at once), but
 # parsed only when its text changed: {name: (text, value)}.
 _parsed_cache = {}

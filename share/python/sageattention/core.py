@@ -4,22 +4,31 @@ package docstring's table); every call goes through one torch.library operation 
 
 
 _ops = None  # imported on the first call: it imports torch and registers the operations
+_fast = None
 
 
 def _call(function, q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, return_lse,
           pv_accum_dtype):
-    global _ops
+    global _ops, _fast
     if _ops is None:
+        from . import _fast as fast
         from . import _ops as ops  # registers the torch.library operations
-        _ops = ops
+        _ops, _fast = ops, fast
 
     # Eager calls on plain tensors run the op's implementation directly (the dispatcher would
-    # add tens of microseconds per call); torch.compile, export, fake or proxy tensors and
-    # autograd see the op (_ops.traced).
-    op = _ops.attention if _ops.traced(q, k, v) else _ops.attention_eager
-    o, lse = op(q, k, v, attn_mask, tensor_layout, bool(is_causal),
-                None if sm_scale is None else float(sm_scale), bool(return_lse), function,
-                pv_accum_dtype)
+    # add tens of microseconds per call), those without a mask or LSE through the fast path of
+    # their signature; torch.compile, export, fake or proxy tensors and autograd see the op
+    # (_ops.traced).
+    is_causal = bool(is_causal)
+    sm_scale = None if sm_scale is None else float(sm_scale)
+    if _ops.traced(q, k, v):
+        op = _ops.attention
+    elif attn_mask is None and not return_lse:
+        return _fast.call(function, q, k, v, tensor_layout, is_causal, sm_scale, pv_accum_dtype)
+    else:
+        op = _ops.attention_eager
+    o, lse = op(q, k, v, attn_mask, tensor_layout, is_causal, sm_scale, bool(return_lse),
+                function, pv_accum_dtype)
     return (o, lse) if return_lse else o
 
 
