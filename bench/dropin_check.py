@@ -1021,28 +1021,40 @@ class Run:
         torch.cuda.synchronize()
         return (time.perf_counter() - t0) / n * 1e6
 
-    def raw_call(self, q, k, v, layout, mode):
+    def raw_call(self, q, k, v, layout, mode, variant="legacy"):
         """A lean raw C ABI call (params, output and workspace prepared once, kept alive by the
-        closure): the ABI's own cost, with no per-call Python work beyond the ctypes call."""
+        closure): the ABI's own cost, with no per-call Python work beyond the ctypes call.
+        variant: "legacy" the ABI 1.0 struct (the library asks the driver for the device's
+        facts on every call); "context" ABI 1.2 with the device's sageattn_context (what a C
+        program that keeps one gets); "recompute" the same plus the non-finite flag and the fp16
+        recompute queued in the same call (what the package asks of the library)."""
         import ctypes
         torch = self.torch
         o = torch.empty_like(q)
         p = self.raw.params(q, k, v, o, layout, False, "int8-fp16")
         p.mode = self.raw_mode_values()[mode]  # any mode the library names (issue 9 variants)
+        dev = torch.cuda.current_device()
+        flag = None
+        if variant != "legacy":
+            if not self.raw.has_context:
+                raise RuntimeError("this library has no sageattn_context (ABI 1.2)")
+            flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+            p = self.raw.params12(p, self.raw.context(dev),
+                                  flag.data_ptr() if variant == "recompute" else None,
+                                  variant == "recompute")
         need = ctypes.c_size_t(0)
-        st = self.raw.lib.sageattn_workspace_size(ctypes.byref(p), torch.cuda.current_device(),
-                                                  ctypes.byref(need))
+        st = self.raw.workspace_any(ctypes.addressof(p), dev, ctypes.byref(need))
         if st != 0:
             raise RuntimeError("sageattn_workspace_size %d: %s" % (st, self.raw.error()))
         ws = torch.empty(max(need.value, 1), dtype=torch.uint8, device="cuda")
-        run = self.raw.lib.sageattn_run
-        wsp = ctypes.c_void_p(ws.data_ptr())
-        pref = ctypes.byref(p)
-        keep = (q, k, v, o, p, ws)
+        run = self.raw.run_any
+        addr, wsp, wsn = ctypes.addressof(p), ws.data_ptr(), ws.numel()
+        stream_of = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+            (lambda i: torch.cuda.current_stream(i).cuda_stream)
+        keep = (q, k, v, o, p, ws, flag)
 
         def fn(keep=keep):
-            st = run(pref, wsp, ws.numel(),
-                     ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+            st = run(addr, wsp, wsn, stream_of(dev))
             if st != 0:
                 raise RuntimeError("sageattn_run %d: %s" % (st, self.raw.error()))
         return fn, o
@@ -1083,40 +1095,123 @@ class Run:
         return tuple(torch.randn(b, h, L, d, generator=g, device="cuda", dtype=torch.float16)
                      for _ in range(3))
 
+    def host_only_us(self, fn, n=100, reps=5):
+        """Host time per call with the GPU kept busy (torch.cuda._sleep ahead of the calls), so
+        that launches only queue: the CPU cost of issuing a call, whatever the GPU's speed.
+        n calls stay well inside the launch queue (a few launches each)."""
+        torch = self.torch
+        sleep = getattr(torch.cuda, "_sleep", None)
+        if sleep is None:
+            return None
+        best = None
+        for _ in range(reps):
+            fn()
+            torch.cuda.synchronize()
+            sleep(200_000_000)  # ~0.1 s of GPU time ahead of the calls
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            us = (time.perf_counter() - t0) / n * 1e6
+            torch.cuda.synchronize()
+            best = us if best is None or us < best else best
+        return best
+
+    def kernels_per_call(self, fn, n=20):
+        """GPU kernels per call (torch.profiler's CUDA activity over n calls), or None."""
+        torch = self.torch
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(n):
+                    fn()
+                torch.cuda.synchronize()
+            names = [e.name for e in prof.events()
+                     if getattr(e, "device_type", None) is not None
+                     and "CUDA" in str(e.device_type)
+                     and not e.name.lower().startswith(("memcpy", "memset"))]
+            per = {}
+            for name in names:
+                short = name.split("(")[0].split("<")[0][-48:]
+                per[short] = per.get(short, 0) + 1
+            return {"per_call": len(names) / n,
+                    "kernels": {k2: v2 / n for k2, v2 in sorted(per.items())}}
+        except Exception as e:  # no CUPTI in this image, or a profiler change
+            return {"error": "%s: %s" % (type(e).__name__, str(e)[:200])}
+
     def measure_overhead(self, package_only=False):
-        """Host wall time per call at a small shape, where launch overhead is the cost."""
+        """Per-call cost at a small shape (B1 H24 L128 D128, ComfyUI's NHD views), where the
+        host is the cost: wall time of back-to-back calls (synchronised at the end), host-only
+        time (GPU kept busy), CUDA-event time of one isolated call, and kernels per call; for
+        the package with and without the non-finite check, the raw C ABI (ABI 1.0 struct; ABI
+        1.2 with a context; with a context and the recompute, as the package asks), and SDPA."""
         torch = self.torch
         F = self.F
         g = torch.Generator(device="cuda").manual_seed(11)
         x = torch.randn(3, 1, 128, 24 * 128, generator=g, device="cuda", dtype=torch.float16)
         q, k, v = (t.view(1, 128, 24, 128) for t in x)
         n = self.args.overhead_calls
-        res = {"shape": "B1 H24 L128 D128 NHD", "calls": n,
-               "sageattn_us": self.wall_us(lambda: self.sa.sageattn(q, k, v, tensor_layout="NHD"),
-                                           n)}
+
+        def pkg():
+            return self.sa.sageattn(q, k, v, tensor_layout="NHD")
+        res = {"shape": "B1 H24 L128 D128 NHD", "calls": n, "sageattn_us": self.wall_us(pkg, n)}
         if package_only:
+            res["sageattn_host_us"] = self.host_only_us(pkg)
             return res
+        fns = {"sageattn": pkg}
         os.environ[CHECK_FINITE_ENV] = "0"
         try:
-            res["sageattn_no_check_us"] = self.wall_us(
-                lambda: self.sa.sageattn(q, k, v, tensor_layout="NHD"), n)
+            res["sageattn_no_check_us"] = self.wall_us(pkg, n)
+            res["sageattn_no_check_host_us"] = self.host_only_us(pkg)
+            res["kernels_sageattn_no_check"] = self.kernels_per_call(pkg)
         finally:
             os.environ.pop(CHECK_FINITE_ENV, None)
         mode = self.modes.get("sageattn") or self.auto_mode
         res["mode"] = mode
         qh, kh, vh = (t.transpose(1, 2) for t in (q, k, v))
-        res["sdpa_us"] = self.wall_us(lambda: F.scaled_dot_product_attention(qh, kh, vh), n)
-        res["gpu_ms_sageattn"] = self.events_ms(lambda: self.sa.sageattn(q, k, v,
-                                                                         tensor_layout="NHD"))
+        fns["sdpa"] = lambda: F.scaled_dot_product_attention(qh, kh, vh)
+        for variant in ("legacy", "context", "recompute"):
+            try:
+                fns["raw_" + variant], _ = self.raw_call(q, k, v, "NHD", mode, variant)
+            except Exception as e:  # an older library, or a mode the binding does not name
+                res["raw_%s_error" % variant] = "%s: %s" % (type(e).__name__, str(e)[:200])
+        for name, fn in fns.items():
+            if name != "sageattn":
+                res[name + "_us"] = self.wall_us(fn, n)
+            res[name + "_host_us"] = self.host_only_us(fn)
+            res["gpu_ms_" + name] = self.events_ms(fn)
+            if name != "sdpa":
+                res["kernels_" + name] = self.kernels_per_call(fn)
+        # The names the previous sessions' results used.
+        res["raw_abi_us"] = res.get("raw_context_us", res.get("raw_legacy_us"))
+        res["gpu_ms_raw"] = res.get("gpu_ms_raw_context", res.get("gpu_ms_raw_legacy"))
         try:
-            raw_fn, _ = self.raw_call(q, k, v, "NHD", mode)
-            res["raw_abi_us"] = self.wall_us(raw_fn, n)
-            res["gpu_ms_raw"] = self.events_ms(raw_fn)
             res["raw_abi_bench_wrapper_us"] = self.wall_us(
                 lambda: self.raw.attn(q, k, v, "NHD", False, mode), n)
-        except Exception as e:  # e.g. a mode the bench's ctypes binding does not name
+        except Exception as e:
             res["raw_error"] = "%s: %s" % (type(e).__name__, str(e)[:200])
         return res
+
+    def overhead_line(self, o):
+        def f(key):
+            val = o.get(key)
+            return "%.1f" % val if isinstance(val, (int, float)) else "n/a"
+
+        def kc(key):
+            val = o.get(key) or {}
+            return "%g" % val["per_call"] if "per_call" in val else "?"
+        return ("overhead L=128 (wall per call, back to back | host only, GPU busy | kernels): "
+                "sageattn %s | %s us | %s; no check %s | %s us | %s; raw ABI with context %s | "
+                "%s us | %s; with context + recompute %s | %s us | %s; ABI 1.0 struct %s | %s us "
+                "| %s; SDPA %s | %s us; bench wrapper %s us" % (
+                    f("sageattn_us"), f("sageattn_host_us"), kc("kernels_sageattn"),
+                    f("sageattn_no_check_us"), f("sageattn_no_check_host_us"),
+                    kc("kernels_sageattn_no_check"), f("raw_context_us"),
+                    f("raw_context_host_us"), kc("kernels_raw_context"), f("raw_recompute_us"),
+                    f("raw_recompute_host_us"), kc("kernels_raw_recompute"), f("raw_legacy_us"),
+                    f("raw_legacy_host_us"), kc("kernels_raw_legacy"), f("sdpa_us"),
+                    f("sdpa_host_us"), f("raw_abi_bench_wrapper_us")))
 
     def sec_speed(self):
         torch = self.torch
@@ -1145,12 +1240,22 @@ class Run:
                 impls.append(("%s (HND)" % label,
                               lambda f=f, kw=kw: f(q, k, v, tensor_layout="HND", **kw)))
         used = [self.modes.get(x) for x in ("sageattn", "fp16_cuda:fp32", "fp8_cuda:fp32+fp32")]
-        for mode in dict.fromkeys(["int8-fp16", "int8-fp8", "fp16"] + [m for m in used if m]):
+        # The raw ABI's own figure: ABI 1.2 with the device's context where the library has
+        # one (what a C program keeping a context gets), the ABI 1.0 struct otherwise; for the
+        # package's mode also the ABI 1.0 struct and the context with the recompute queued.
+        best = "context" if self.raw.has_context else "legacy"
+        m_sa = self.modes.get("sageattn") or self.auto_mode
+        raws = [("raw ABI %s" % m, m, best)
+                for m in dict.fromkeys(["int8-fp16", "int8-fp8", "fp16"] + [m for m in used if m])]
+        if self.raw.has_context:
+            raws += [("raw ABI %s (ABI 1.0 struct)" % m_sa, m_sa, "legacy"),
+                     ("raw ABI %s + recompute" % m_sa, m_sa, "recompute")]
+        for label, mode, variant in raws:
             try:
-                fn, _ = self.raw_call(q, k, v, "HND", mode)
-                impls.append(("raw ABI %s" % mode, fn))
+                fn, _ = self.raw_call(q, k, v, "HND", mode, variant)
+                impls.append((label, fn))
             except Exception as ex:
-                e["raw ABI %s" % mode] = {"error": str(ex)[:200]}
+                e[label] = {"error": str(ex)[:200]}
         impls.append(("torch SDPA (default)", lambda: F.scaled_dot_product_attention(q, k, v)))
         fns = {}
         for label, fn in impls:
@@ -1200,8 +1305,9 @@ class Run:
             e["sageattn_accuracy"] = self.metrics(o[:, [0, h - 1]][:, :, rws], ref)
         except Exception as ex:
             e["sageattn_accuracy"] = {"error": str(ex)[:200]}
-        m_sa = self.modes.get("sageattn") or self.auto_mode
         for pkg, raw in (("sageattn (HND)", "raw ABI %s" % m_sa),
+                         ("sageattn (HND)", "raw ABI %s (ABI 1.0 struct)" % m_sa),
+                         ("sageattn (HND)", "raw ABI %s + recompute" % m_sa),
                          ("sageattn (NHD)", "raw ABI %s" % m_sa),
                          ("sageattn (HND, no cap)", "raw ABI %s" % m_sa),
                          ("sageattn (HND, no check)", "raw ABI %s" % m_sa),
@@ -1220,7 +1326,8 @@ class Run:
                     entry["error"] = "%s: %s" % (type(ex).__name__, str(ex)[:200])
             entry.setdefault("ratio", None)
             entry.setdefault("loop_ratio", None)
-            e.setdefault("vs_raw", {})[pkg] = entry
+            vs = e.setdefault("vs_raw", {})
+            vs[pkg if pkg not in vs else "%s vs %s" % (pkg, raw)] = entry
         # The check's own cost, measured the same way (on / off alternately).
         if "sageattn (HND)" in fns and "sageattn (HND, no check)" in fns:
             try:
@@ -1233,11 +1340,14 @@ class Run:
     def speed_tail(self, rows):
         """Overhead at L=128 and the non-finite check's cost (child with the check off)."""
         over = self.measure_overhead()
-        self.log("overhead L=128 (host wall per call): sageattn %.1f us (%.1f us without the "
-                 "non-finite check), raw ABI %.1f us (bench wrapper %.1f us), SDPA %.1f us" % (
-                     over["sageattn_us"], over.get("sageattn_no_check_us", -1),
-                     over.get("raw_abi_us", -1), over.get("raw_abi_bench_wrapper_us", -1),
-                     over["sdpa_us"]))
+        self.log(self.overhead_line(over))
+        raw = over.get("raw_context_us")
+        if raw:
+            self.log("overhead L=128: sageattn - raw ABI with context = %+.1f us wall (goal <= "
+                     "+5), %+.1f us host only" % (
+                         over["sageattn_us"] - raw,
+                         (over.get("sageattn_host_us") or 0) -
+                         (over.get("raw_context_host_us") or 0)))
         nocheck = self.child("speed-nocheck", {CHECK_FINITE_ENV: "0"})
         cost = {"env": "%s=0" % CHECK_FINITE_ENV, "child": nocheck}
         for e in rows:  # in this process (the setting is read per call), on/off alternated
@@ -1589,20 +1699,18 @@ def main():
                                                      {}).get("ms", -1),
                                "%.3f" % v["ratio"] if v.get("ratio") else "n/a",
                                e.get("torch SDPA (default)", {}).get("ms", -1)))
+            summary.append("  back to back: sageattn/raw ABI %s %s" % (
+                e["auto_mode"], "%.3f" % v["loop_ratio"] if v.get("loop_ratio") else "n/a"))
             others = []
-            for label in ("sageattn (NHD)", "sageattn (HND, no check)", "sageattn (HND, no cap)",
-                          "fp16_cuda:fp32 (HND)", "fp8_cuda:fp32+fp32 (HND)"):
-                w = e.get("vs_raw", {}).get(label, {})
-                if w.get("ratio"):
-                    others.append("%s %.3f (back-to-back %.3f)" % (label, w["ratio"],
-                                                                   w["loop_ratio"] or -1))
+            for label, w in e.get("vs_raw", {}).items():
+                if label != "sageattn (HND)" and w.get("ratio"):
+                    others.append("%s %.3f (back-to-back %.3f)" % (
+                        label if " vs " in label else "%s vs %s" % (label, w["raw"]),
+                        w["ratio"], w["loop_ratio"] or -1))
             if others:
                 summary.append("  ratio to the raw ABI: " + "; ".join(others))
         o = secs["speed"]["overhead"]
-        summary.append("per-call overhead L=128: sageattn %.1f us (%.1f us without the "
-                       "non-finite check), raw ABI %.1f us, SDPA %.1f us" % (
-                           o["sageattn_us"], o.get("sageattn_no_check_us", -1),
-                           o.get("raw_abi_us", -1), o["sdpa_us"]))
+        summary.append("per-call " + run.overhead_line(o))
         c = secs["speed"]["finite_check_cost"]
         for name, v in c.items():
             if isinstance(v, dict) and "loop_cost_ms" in v:

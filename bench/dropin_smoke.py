@@ -235,11 +235,12 @@ def nonfinite_recompute():
     stream = torch.cuda.current_stream().cuda_stream
     dims = sageattention._dispatch.Dims(1, 2, 2, 128, 128, 64, 64)
 
-    def run(q, k, v, o, mode, flag=None, only_if=None):
+    def run(q, k, v, o, mode, flag=None, only_if=None, recompute=False):
         call = _kernel._Call(q, k, v, o, None, "HND", dims, 0.0, False,
-                             flag.data_ptr() if flag is not None else None)
+                             flag.data_ptr() if flag is not None else None,
+                             context=_device.state(0).context(lib) if recompute else None)
         p = call.params(lib.mode_value(mode), 0, 1, 0, 2, None, flag is not None,
-                        only_if.data_ptr() if only_if is not None else None)
+                        only_if.data_ptr() if only_if is not None else None, recompute)
         ws, n, _ = _device.state(0).workspace(stream, lib.workspace_size(p, 0))
         lib.run(p, ws, n, stream)
 
@@ -262,6 +263,20 @@ def nonfinite_recompute():
     flag.fill_(1)
     run(q, k, v, o, "fp16", only_if=flag)
     close("fp16 run computes once the flag is up", o, ref(q, k, v), 0.99999, 0.003)
+    # ABI 1.2's recompute_nonfinite: the same call queues its fp16 recompute, which computes
+    # only when the flag is up when it runs (raised here by hand before the call: the library
+    # never lowers it).
+    plain = torch.empty_like(q)
+    run(q, k, v, plain, "int8-fp16")
+    if lib.has_v12:
+        flag.zero_()
+        run(q, k, v, o, "int8-fp16", flag, recompute=True)
+        report(torch.equal(o, plain) and int(flag.item()) == 0,
+               "one call with recompute_nonfinite: finite output, nothing recomputed")
+        flag.fill_(1)
+        run(q, k, v, o, "int8-fp16", flag, recompute=True)
+        close("one call with recompute_nonfinite: flag up, fp16 result", o, ref(q, k, v),
+              0.99999, 0.003)
     # The package: checked and unchecked calls agree when nothing is non-finite (the queued
     # fp16 run did nothing) ...
     os.environ["SAGEATTENTION_CHECK_FINITE"] = "0"
@@ -269,26 +284,19 @@ def nonfinite_recompute():
     os.environ.pop("SAGEATTENTION_CHECK_FINITE")
     checked = sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v)
     report(torch.equal(checked, unchecked), "checked call equals unchecked one when finite")
-    # ... and a quantized call that raised the flag comes back computed in fp16 mode (the flag
-    # is raised by hand after the real quantized run), with one warning once the stream's ring
-    # of flags has wrapped (the host reads the folded flags then, never per call).
-    real_run = _lib.Library.run
-
-    def run_and_flag(self, params, *a):
-        real_run(self, params, *a)
-        if params.struct_size == _lib.PARAMS_V11_SIZE and params.nonfinite_flag:
-            checker = _device.state(0).flags[a[-1]]
-            checker.ring[(params.nonfinite_flag - checker.ring_ptr) // 4].fill_(1)
-
+    # ... and a quantized call whose flag is up comes back computed in fp16 mode (the flag slot
+    # the call takes from the stream's ring is raised by hand before it: the call is on the
+    # fast path by now), with one warning once the ring has wrapped (the host reads the folded
+    # flags then, never per call).
+    checker = _device.state(0).flags[stream]
+    while checker.next >= _device.FLAG_SLOTS - 1:
+        sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v)
+    checker.ring[checker.next].fill_(1)
     records = []
     handler = logging.Handler()
     handler.emit = records.append
     logging.getLogger("sageattention").addHandler(handler)
-    _lib.Library.run = run_and_flag
-    try:
-        o = sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v)
-    finally:
-        _lib.Library.run = real_run
+    o = sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v)
     try:
         for _ in range(2 * _device.FLAG_SLOTS + 1):
             torch.cuda.synchronize()  # each wrap's copy has arrived by the next one

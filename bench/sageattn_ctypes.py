@@ -34,9 +34,37 @@ class Params(ctypes.Structure):
     ]
 
 
+class Params12(ctypes.Structure):
+    """sageattn_params of ABI 1.2: the 1.0 fields (Params), then nonfinite_flag and
+    only_if_nonzero (1.1), context and recompute_nonfinite (1.2)."""
+
+    _fields_ = Params._fields_ + [
+        ("nonfinite_flag", ctypes.c_void_p),
+        ("only_if_nonzero", ctypes.c_void_p),
+        ("context", ctypes.c_void_p),
+        ("recompute_nonfinite", ctypes.c_int),
+    ]
+
+
 class SageAttn:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
+        # ABI 1.2: sageattn_context per device (absent from older libraries).
+        self.has_context = hasattr(self.lib, "sageattn_context_create")
+        self._contexts = {}
+        if self.has_context:
+            self.lib.sageattn_context_create.argtypes = [ctypes.c_int,
+                                                         ctypes.POINTER(ctypes.c_void_p)]
+            self.lib.sageattn_context_create.restype = ctypes.c_int
+        # sageattn_run taking any struct by address (a Params or a Params12).
+        self.run_any = self.lib["sageattn_run"]
+        self.run_any.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.c_void_p]
+        self.run_any.restype = ctypes.c_int
+        self.workspace_any = self.lib["sageattn_workspace_size"]
+        self.workspace_any.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                       ctypes.POINTER(ctypes.c_size_t)]
+        self.workspace_any.restype = ctypes.c_int
         self.lib.sageattn_last_error.restype = ctypes.c_char_p
         self.lib.sageattn_built_archs.restype = ctypes.c_char_p
         self.lib.sageattn_mode_name.restype = ctypes.c_char_p
@@ -56,6 +84,27 @@ class SageAttn:
 
     def error(self):
         return self.lib.sageattn_last_error().decode()
+
+    def context(self, device):
+        """The sageattn_context of `device` (made once, kept for the process)."""
+        if device not in self._contexts:
+            out = ctypes.c_void_p(None)
+            st = self.lib.sageattn_context_create(device, ctypes.byref(out))
+            if st != 0:
+                raise RuntimeError("sageattn_context_create: %d %s" % (st, self.error()))
+            self._contexts[device] = out.value
+        return self._contexts[device]
+
+    def params12(self, p, context=None, flag_ptr=None, recompute=False):
+        """The ABI 1.2 struct of the 1.0 struct p, with a context and the non-finite flag
+        (recompute: the fp16 recompute queued in the same call)."""
+        q = Params12()
+        ctypes.memmove(ctypes.addressof(q), ctypes.addressof(p), ctypes.sizeof(Params))
+        q.struct_size = ctypes.sizeof(Params12)
+        q.context = context
+        q.nonfinite_flag = flag_ptr
+        q.recompute_nonfinite = 1 if recompute else 0
+        return q
 
     def resolve(self, mode, device=0):
         out = ctypes.c_int(-1)

@@ -2,12 +2,16 @@
 current stream there, with the workspace bounded by the memory cap (heads run in parts when
 needed) and the non-finite check: the quantized kernels raise a device flag when they write
 NaN/inf, and an fp16-mode run queued behind them computes only when the flag is up, so the
-check never makes the host wait for the GPU (_device.FiniteCheck).
+check never makes the host wait for the GPU (_device.FiniteCheck). With an ABI 1.2 library the
+library queues that run itself (recompute_nonfinite) and takes the device's facts from its
+sageattn_context: one library call per attention call.
 
 Host time per call is the cost at small shapes, so a call whose signature (_prepared) ran
 before skips what its first call did: the workspace queries, the params built field by field,
-the alignment checks; it copies the signature's params, sets its pointers and launches. The
-library validates every struct it runs, so nothing it would refuse gets through."""
+the alignment checks; it copies the signature's params, sets its pointers and launches. Eager
+calls without a mask or LSE go further (FastCall, from _fast): their output, the template with
+this call's pointers and flag, and one library call. The library validates every struct it
+runs, so nothing it would refuse gets through."""
 
 import ctypes
 import logging
