@@ -42,5 +42,8 @@ if [ $rc -ne 0 ]; then
     grep -h -B2 -A5 "error" "$out"/obj/*.log | head -60
     exit 1
 fi
+# The arch table (the library's "no code for this GPU" message names the --arch to build).
+cc -std=c11 -O2 -fPIC -Wall -Wextra -Werror -c "$root/kernels/archs/sa_archs.c" \
+    -o "$out/obj/sa_archs.c.o"
 nvcc -shared -o "$out/libsageattn.so" "$out"/obj/*.o
 echo "built $out/libsageattn.so for $built"
