@@ -8,7 +8,8 @@
 #      into a fresh venv that sees the system torch, and the installed package checked there:
 #      ABI 1.2 found, the second call of a signature on the fast path, its result against SDPA,
 #      host wall time per call at L=128;
-#   2. bench/device_dropin.sh on that library: the whole accuracy matrix (every public function,
+#   2. sageattn-refcheck (CMake, sm_90): every mode's kernels against the C reference;
+#   3. bench/device_dropin.sh on that library: the whole accuracy matrix (every public function,
 #      dtypes, layouts, GQA, odd lengths, head dims, masks, LSE, varlen, stream, compile,
 #      ComfyUI loop), the two speed shapes (B1 H24 L4096 and B1 H32 L16384, D128: isolated and
 #      back to back, ratios to the raw ABI with a context, with the ABI 1.0 struct and with the
@@ -96,6 +97,21 @@ print("installed package %s (%s): ABI 1.2 %s, fast path taken %s, cos vs SDPA %.
 raise SystemExit(0 if ok else 1)
 EOS
     note "$(tail -n 1 "$work/installed.txt")"
+fi
+
+# The kernels against the C reference, every mode (kernels/tests/refcheck.cu: odd lengths, GQA,
+# causal, LSE, both head dims): the pre-pass's launches changed this round (quant.cu).
+start=$SECONDS
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+if cmake -S kernels -B "$work/cmake" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSAGEATTN_ARCHS=sm_90 \
+    -DSAGEATTN_REFCHECK=ON >"$work/cmake.txt" 2>&1 &&
+    cmake --build "$work/cmake" -j "$(nproc)" --target sageattn-refcheck >>"$work/cmake.txt" 2>&1; then
+    timeout 300 "$work/cmake/sageattn-refcheck" >"$OUT/refcheck.txt" 2>&1
+    note "refcheck (kernels vs the C reference, every mode; built in $((SECONDS - start)) s) rc=$?: $(tail -n 1 "$OUT/refcheck.txt")"
+else
+    tail -n 30 "$work/cmake.txt"
+    note "refcheck: the CMake build FAILED"
 fi
 
 # Everything else: device_dropin.sh on the same library (it writes $OUT and packs it).

@@ -186,8 +186,9 @@ sageattn_status sageattn_workspace_size(const sageattn_params *p, int device, si
 
 /* Runs attention on `stream` (a cudaStream_t; NULL is the legacy default stream) on the current
  * device. Validates every argument before launching anything. Asynchronous like a kernel launch.
- * Kernel launches per call: int8-fp16 and its f16acc variant 5 (four pre-pass kernels, then
- * attention), the FP8 modes 6, fp16 1; recompute_nonfinite adds 1. */
+ * Kernel launches per call: int8-fp16 and its f16acc variant 3 when kv_len <= 256, else 4
+ * (K statistics, their finalization, Q and K quantization in one launch, attention), the FP8
+ * modes one more (V to FP8), fp16 1; recompute_nonfinite adds 1. */
 sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t workspace_bytes,
                              void *stream);
 

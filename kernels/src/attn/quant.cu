@@ -1,8 +1,10 @@
 /* Pre-pass kernels of the int8 modes (memory-bound, one pass each over the input):
  *   stats:    per chunk of SA_STAT_ROWS tokens, partial channel sums of K and channel absmax of V
+ *             (with a single chunk it also does finalize's work, and finalize is not launched)
  *   finalize: K channel mean and V per-channel FP8 scale per (batch, kv head)
  *   rowquant: one int8 scale per token for Q (sm_scale*log2e folded in; optional sm_scale*q.k̄
- *             for the LSE) and for K (mean subtracted first), padded rows written as zeros
+ *             for the LSE) and for K (mean subtracted first), padded rows written as zeros; Q and
+ *             K in one launch
  *   vfp8:     V -> E4M3 Vᵀ in 64-token tiles ([b][h][tile][d][64]), zero-padded, tokens
  *             permuted inside groups of 16
  * int8-fp8-wgmma takes the same values in wgmma's core-matrix order (sa_core_offset).
@@ -13,6 +15,7 @@
 #include "sa_ptx.cuh"
 
 #define SA_PRE_THREADS 256
+#define SA_MAX_GRID_Y 65535
 
 /* 8 channels starting at c0 of one row, as floats; channels >= d read as 0. The 16-byte load is
  * used only when all 8 are in bounds (rows are 16-byte aligned, checked by the API). */
@@ -55,7 +58,7 @@ __device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_PRE_THREADS)
     sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
-                    float *kpart, float *vpart)
+                    float *kpart, float *vpart, float *km, float *vscale, float v_max)
 {
     constexpr int TPR = DP / 8;
     constexpr int RPI = SA_PRE_THREADS / TPR;
@@ -91,6 +94,14 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
         for (int i = 0; i < RPI; ++i) {
             s += red[0][i][c];
             m = fmaxf(m, red[1][i][c]);
+        }
+        if (nchunk == 1) {
+            /* One chunk holds the whole sequence: the finalize step's sums are these, so it is
+             * done here (the same expressions, bit for bit) and its launch is saved. */
+            km[(size_t)bh * DP + c] = s / (float)lkv;
+            if (vscale)
+                vscale[(size_t)bh * DP + c] = m > 0.0f ? m / v_max : 1.0f;
+            return;
         }
         const size_t at = ((size_t)bh * nchunk + chunk) * DP + c;
         kpart[at] = s;
@@ -132,12 +143,19 @@ struct sa_rowquant_args {
 /* Rows each thread group of the row quantizer handles: their loads are issued together. */
 #define SA_RQ_ROWS 2
 
+/* Rows of one block of the row quantizer (SA_RQ_ROWS groups of SA_PRE_THREADS / (DP / 8)). */
+template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
+{
+    return SA_PRE_THREADS / (DP / 8) * SA_RQ_ROWS;
+}
+
+/* Block (bx, bh) of the row quantizer of one tensor: rows bx * sa_rq_block_rows of (batch, head)
+ * bh. */
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_rowquant_args a)
+__device__ __forceinline__ void sa_rowquant_block(const sa_rowquant_args &a, int bx, int bh)
 {
     constexpr int TPR = DP / 8;
     constexpr int RPB = SA_PRE_THREADS / TPR;
-    const int bh = blockIdx.y;
     const int b = bh / a.heads, h = bh % a.heads;
     const int c0 = (threadIdx.x % TPR) * 8;
     const float *dm = a.dot_mean
@@ -146,7 +164,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_ro
     float x[SA_RQ_ROWS][8];
 #pragma unroll
     for (int i = 0; i < SA_RQ_ROWS; ++i) {
-        const int r = (blockIdx.x * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
+        const int r = (bx * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
 #pragma unroll
         for (int k = 0; k < 8; ++k)
             x[i][k] = 0.0f;
@@ -156,7 +174,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_ro
 #pragma unroll
     for (int i = 0; i < SA_RQ_ROWS; ++i) {
         /* rows_pad is a multiple of SA_RQ_ROWS * RPB: every row group here is in the pad. */
-        const int r = (blockIdx.x * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
+        const int r = (bx * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
         if (a.sub_mean && r < a.rows) {
             const float *m = a.sub_mean + (size_t)bh * DP + c0;
 #pragma unroll
@@ -193,6 +211,22 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_rowquant_kernel(const sa_ro
             if (a.dot_out && r < a.rows)
                 a.dot_out[(size_t)bh * a.rows + r] = dot * a.dot_mul;
         }
+    }
+}
+
+/* Q's and K's row quantizers in one launch: blockIdx.y < q_bh are Q's (batch, head) pairs, the
+ * rest K's; each tensor's blocks past its own padded length exit (gridDim.x covers the longer). */
+template <bool BF16, int DP>
+__global__ void __launch_bounds__(SA_PRE_THREADS)
+    sa_rowquant_kernel(const sa_rowquant_args q, const sa_rowquant_args k, int q_bh)
+{
+    constexpr int ROWS = sa_rq_block_rows<DP>();
+    const int bx = blockIdx.x, by = blockIdx.y;
+    if (by < q_bh) {
+        if (bx * ROWS < q.rows_pad)
+            sa_rowquant_block<BF16, DP>(q, bx, by);
+    } else if (bx * ROWS < k.rows_pad) {
+        sa_rowquant_block<BF16, DP>(k, bx, by - q_bh);
     }
 }
 
@@ -252,12 +286,15 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     float *kpart = (float *)(ws + w->kpart), *vpart = fp8 ? (float *)(ws + w->vpart) : nullptr;
     float *km = (float *)(ws + w->km), *vscale = fp8 ? (float *)(ws + w->vscale) : nullptr;
 
+    /* With one statistics chunk (kv_len <= SA_STAT_ROWS) the statistics kernel finalizes too. */
+    const float v_max = sa_mode_v_scale_max(p->mode);
     sa_stats_kernel<BF16, DP><<<dim3(w->nchunk, bhk), SA_PRE_THREADS, 0, stream>>>(
-        kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart);
-    sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale,
-                                               sa_mode_v_scale_max(p->mode));
+        kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, km, vscale, v_max);
+    if (w->nchunk > 1)
+        sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale,
+                                                   v_max);
 
-    constexpr int RPB = SA_PRE_THREADS / (DP / 8) * SA_RQ_ROWS; /* rows per block */
+    constexpr int RPB = sa_rq_block_rows<DP>(); /* rows per block */
     static_assert(SA_CTA_K % RPB == 0, "padded lengths must split into whole blocks");
     sa_rowquant_args q = {};
     q.src = sa_view(p->q, p->qs);
@@ -275,8 +312,6 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         q.dot_out = (float *)(ws + w->qkm);
         q.dot_mul = p->sm_scale;
     }
-    sa_rowquant_kernel<BF16, DP>
-        <<<dim3((w->lq_pad + RPB - 1) / RPB, bhq), SA_PRE_THREADS, 0, stream>>>(q);
 
     sa_rowquant_args k = {};
     k.src = kv;
@@ -290,8 +325,18 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.sub_mean = km;
     k.core_order = sa_mode_wgmma_layout(p->mode);
     k.group = 1;
-    sa_rowquant_kernel<BF16, DP>
-        <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k);
+    /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
+     * statistics). */
+    if (bhq + bhk <= SA_MAX_GRID_Y) {
+        const int blocks_x = (max(w->lq_pad, w->lk_pad) + RPB - 1) / RPB;
+        sa_rowquant_kernel<BF16, DP>
+            <<<dim3(blocks_x, bhq + bhk), SA_PRE_THREADS, 0, stream>>>(q, k, bhq);
+    } else { /* beyond the grid's y limit together: one launch each */
+        sa_rowquant_kernel<BF16, DP>
+            <<<dim3((w->lq_pad + RPB - 1) / RPB, bhq), SA_PRE_THREADS, 0, stream>>>(q, q, bhq);
+        sa_rowquant_kernel<BF16, DP>
+            <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, bhk);
+    }
     if (fp8)
         sa_vfp8_kernel<BF16, DP><<<dim3(w->lk_pad / SA_CTA_K, bhk), SA_PRE_THREADS, 0, stream>>>(
             vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt),
