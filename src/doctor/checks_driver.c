@@ -3,6 +3,7 @@
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <stdio.h>

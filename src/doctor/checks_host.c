@@ -3,8 +3,10 @@
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
+#include "toolchain/jobs.h"
 #include "util/fs.h"
 #include "util/plural.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 void check_host_compiler(struct doctor_ctx *ctx, struct check_result *r)
 {
     ctx_host(ctx);
-    const struct compiler_info *c = &ctx->compiler;
+    const struct compiler_info *c = &ctx->host.asked;
     const struct host_limits *l = &ctx->limits;
     result_ev(r, "compiler", "%s%s", c->command, ctx->env.cc ? " (from $CC)" : "");
     if (ctx->env.cxx)
@@ -37,7 +39,7 @@ void check_host_compiler(struct doctor_ctx *ctx, struct check_result *r)
     version_str(&c->version, vb, sizeof vb);
     result_ev(r, "path", "%s", c->path);
     result_ev(r, "version", "%s", vb);
-    int limit = c->is_clang ? l->clang_max : l->gcc_max;
+    int limit = toolchain_host_limit(l, c->is_clang);
     const char *kind = c->is_clang ? "clang" : "gcc";
     if (limit < 0) {
         result_set(r, CHECK_SKIP,
@@ -46,7 +48,7 @@ void check_host_compiler(struct doctor_ctx *ctx, struct check_result *r)
                    kind, vb);
         return;
     }
-    if (c->version.part[0] <= limit) {
+    if (ctx->host.asked_fits) {
         result_set(r, CHECK_OK, "%s %s is accepted by this nvcc (%s <= %d, from host_config.h)",
                    kind, vb, kind, limit);
         return;
@@ -56,15 +58,11 @@ void check_host_compiler(struct doctor_ctx *ctx, struct check_result *r)
                vb, kind, limit, c->is_clang ? "clang" : "GNU");
     /* torch hands $CC to nvcc as -ccbin, so an older gcc beside the default one is enough. */
     int gcc_limit = l->gcc_max >= 0 ? l->gcc_max : limit;
-    char *cc = NULL, *cxx = NULL;
-    int found = host_compiler_find_fitting(gcc_limit, ctx->env.path, &cc, &cxx);
-    if (found > 0)
-        result_fix(r, "export CC=%s CXX=%s", cc, cxx);
+    if (ctx->host.fit_cc)
+        result_fix(r, "export CC=%s CXX=%s", ctx->host.fit_cc, ctx->host.fit_cxx);
     else
         result_fix(r, "sudo apt-get install gcc-%d g++-%d && export CC=gcc-%d CXX=g++-%d",
                    gcc_limit, gcc_limit, gcc_limit, gcc_limit);
-    free(cc);
-    free(cxx);
 }
 
 void check_build_ninja(struct doctor_ctx *ctx, struct check_result *r)
@@ -92,14 +90,14 @@ void check_build_jobs(struct doctor_ctx *ctx, struct check_result *r)
 {
     const struct resources *res = ctx_resources(ctx);
     result_ev(r, "cores", "%d", res->cores);
-    if (res->mem_avail_kb < 0) {
+    if (res->mem_avail_kb <= 0) {
         result_set(r, CHECK_SKIP, "MemAvailable unknown (no /proc/meminfo)");
         return;
     }
     double gb = res->mem_avail_kb / 1048576.0;
-    int jobs = resources_max_jobs(gb, RESOURCES_GB_PER_JOB, res->cores);
+    int jobs = toolchain_jobs(res->cores, res->mem_avail_kb);
     result_ev(r, "mem_available_gib", "%.1f", gb);
-    result_ev(r, "gib_per_job", "%.0f", RESOURCES_GB_PER_JOB);
+    result_ev(r, "gib_per_job", "%.0f", TOOLCHAIN_GIB_PER_JOB);
     result_ev(r, "suggested_max_jobs", "%d", jobs);
     result_ev(r, "sageattention_env", "MAX_JOBS=%d EXT_PARALLEL=1 NVCC_APPEND_FLAGS='--threads 2'",
               jobs);
@@ -111,11 +109,11 @@ void check_build_jobs(struct doctor_ctx *ctx, struct check_result *r)
         source = "$MAX_JOBS";
         result_ev(r, "MAX_JOBS", "%s", ctx->env.max_jobs);
     }
-    if (effective > 0 && effective * RESOURCES_GB_PER_JOB > gb && effective > jobs) {
+    if (effective > 0 && effective * TOOLCHAIN_GIB_PER_JOB > gb && effective > jobs) {
         result_set(r, CHECK_WARN,
                    "%d parallel nvcc jobs (%s) need about %.0f GiB, %.1f GiB is available: the "
                    "build may be killed for memory",
-                   effective, source, effective * RESOURCES_GB_PER_JOB, gb);
+                   effective, source, effective * TOOLCHAIN_GIB_PER_JOB, gb);
         result_fix(r, "export MAX_JOBS=%d", jobs);
         return;
     }

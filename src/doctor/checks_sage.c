@@ -8,6 +8,7 @@
 #include "wheel/wheelfmt.h"
 #include "util/fs.h"
 #include "util/proc.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <dirent.h>

@@ -9,6 +9,7 @@
 #include "doctor/rules.h"
 #include "probe/fatbin.h"
 #include "util/fs.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <dirent.h>

@@ -4,6 +4,7 @@
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
 #include "util/fs.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>

@@ -1,6 +1,7 @@
 #include "doctor/checks_wheels.h"
 #include "doctor/fixes.h"
 #include "util/fs.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>

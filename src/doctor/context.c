@@ -35,7 +35,7 @@ void ctx_free(struct doctor_ctx *ctx)
         nvcc_info_free(&ctx->nvcc);
     if (ctx->have_host) {
         free(ctx->host_config_path);
-        compiler_info_free(&ctx->compiler);
+        host_choice_free(&ctx->host);
     }
     if (ctx->have_resources)
         resources_free(&ctx->res);
@@ -152,16 +152,9 @@ void ctx_host(struct doctor_ctx *ctx)
     if (ctx->have_host)
         return;
     ctx->have_host = 1;
-    ctx->limits.gcc_max = ctx->limits.clang_max = -1;
-    const struct cuda_home *h = ctx_home(ctx);
-    if (h->path) {
-        ctx->host_config_path = host_config_find(h->path);
-        char *text =
-            ctx->host_config_path ? fs_read_file(ctx->host_config_path, 1 << 20, NULL) : NULL;
-        host_config_parse(text, &ctx->limits);
-        free(text);
-    }
-    probe_compiler(host_compiler_default(ctx->env.cc), &ctx->compiler);
+    ctx->host_config_path = toolchain_read_limits(ctx_home(ctx)->path, &ctx->limits);
+    toolchain_host_choose(&ctx->limits, toolchain_torch_host_default(ctx->env.cc), ctx->env.path,
+                          &ctx->host);
 }
 
 const struct resources *ctx_resources(struct doctor_ctx *ctx)

@@ -11,6 +11,7 @@
 #include "probe/nvcc.h"
 #include "probe/resources.h"
 #include "probe/torch.h"
+#include "toolchain/host.h"
 
 enum check_status { CHECK_OK, CHECK_WARN, CHECK_ERROR, CHECK_SKIP };
 
@@ -70,7 +71,7 @@ struct doctor_ctx {
     int have_host;
     char *host_config_path;
     struct host_limits limits;
-    struct compiler_info compiler; /* $CC, else gcc */
+    struct host_choice host; /* $CC, else gcc; and the gcc-N to use when it does not fit */
 
     int have_resources;
     struct resources res;

@@ -1,6 +1,8 @@
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
+#include "toolchain/jobs.h"
 #include "util/fs.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <dirent.h>
@@ -8,26 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-char *shell_quote(const char *s)
-{
-    int plain = *s != '\0';
-    for (const char *p = s; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@%", *p))
-            plain = 0;
-    if (plain)
-        return xstrdup(s);
-    struct strbuf sb = STRBUF_INIT;
-    sb_adds(&sb, "'");
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            sb_adds(&sb, "'\\''");
-        else
-            sb_add(&sb, p, 1);
-    }
-    sb_adds(&sb, "'");
-    return sb_detach(&sb);
-}
 
 char *fix_fetch_cuda(const struct version *cuda)
 {
@@ -88,9 +70,7 @@ char *fix_rebuild_sage(struct doctor_ctx *ctx, const char *arch_list)
     char *local = arch_list ? NULL : local_arch_list(ctx);
     const char *archs = arch_list ? arch_list : local;
     const struct resources *res = ctx_resources(ctx);
-    int jobs = res->mem_avail_kb > 0 ? resources_max_jobs(res->mem_avail_kb / 1048576.0,
-                                                          RESOURCES_GB_PER_JOB, res->cores)
-                                     : 2;
+    int jobs = toolchain_jobs(res->cores, res->mem_avail_kb);
     char *py = shell_quote(ctx_python(ctx));
     char *fix = xasprintf("%s%s%sMAX_JOBS=%d EXT_PARALLEL=1 %s -m pip install --no-build-isolation "
                           "--force-reinstall --no-deps "

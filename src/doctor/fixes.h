@@ -20,7 +20,5 @@ char *local_arch_list(struct doctor_ctx *ctx);
 char *site_dist_metadata(const char *site, const char *name, const char *key);
 /* The whole METADATA text of that distribution (heap), or NULL. */
 char *site_dist_metadata_text(const char *site, const char *name);
-/* Shell-quotes s when it needs it (heap). */
-char *shell_quote(const char *s);
 
 #endif

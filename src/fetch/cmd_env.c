@@ -1,18 +1,15 @@
 /* sagebuild env: the shell lines that point torch extension builds at a fetched toolkit. */
 #include "cmd.h"
-#include "fetch/sources/catalog.h"
 #include "env_toolkit.h"
-#include "fetch_common.h"
 #include "fetch/engine/lockfile.h"
-#include "fetch/engine/postcheck.h"
-#include "fetch/sources/resolve.h"
 #include "probe/resources.h"
+#include "toolchain/host.h"
+#include "toolchain/jobs.h"
+#include "toolchain/toolkit.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
-#include "util/xdg.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,45 +47,6 @@ static int no_toolkit(int json, const char *why, const char *fix)
     if (!json && !isatty(STDOUT_FILENO))
         puts("false");
     return SB_EXIT_ERROR;
-}
-
-/* Newest cuda-X.Y.Z under the data folder, preferring torch's X.Y. */
-static char *default_prefix(void)
-{
-    char *data = xdg_data_dir();
-    if (!data)
-        return NULL;
-    DIR *d = opendir(data);
-    char **labels = NULL;
-    int n = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (strncmp(de->d_name, "cuda-", 5))
-            continue;
-        char *nvcc = xasprintf("%s/%s/bin/nvcc", data, de->d_name);
-        if (fs_exists(nvcc)) {
-            labels = xrealloc(labels, (size_t)(n + 1) * sizeof *labels);
-            labels[n++] = xstrdup(de->d_name + 5);
-        }
-        free(nvcc);
-    }
-    if (d)
-        closedir(d);
-    char *torch = fetch_torch_cuda(NULL);
-    char *pick = torch ? resolve_label(torch, labels, n) : NULL;
-    if (!pick)
-        pick = resolve_newest(labels, n);
-    char *out = NULL;
-    if (pick) {
-        char *name = xasprintf("cuda-%s", pick);
-        out = fs_join(data, name);
-        free(name);
-    }
-    free(pick);
-    free(torch);
-    resolve_free_list(labels, n);
-    free(data);
-    return out;
 }
 
 int cmd_env(int argc, char **argv, const struct global_opts *g)
@@ -135,7 +93,7 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
         fprintf(stderr, "sagebuild env: unexpected argument '%s'\n", argv[optind]);
         return SB_EXIT_USAGE;
     }
-    char *prefix = prefix_arg ? fs_realpath(prefix_arg) : default_prefix();
+    char *prefix = prefix_arg ? fs_realpath(prefix_arg) : toolkit_find_fetched(NULL, NULL);
     char *found_by = xstrdup(prefix_arg ? "--prefix" : "fetched toolkit");
     if (!prefix && !prefix_arg) {
         /* Nothing fetched: the toolkit torch would use, when it is one `all` would not replace. */
@@ -176,9 +134,7 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
     hostcc_choose(prefix, &hc);
     struct resources r;
     probe_resources(prefix, &r);
-    int max_jobs = r.mem_avail_kb > 0 ? resources_max_jobs((double)r.mem_avail_kb / 1048576.0,
-                                                           RESOURCES_GB_PER_JOB, r.cores)
-                                      : r.cores;
+    int max_jobs = toolchain_jobs(r.cores, r.mem_avail_kb);
     resources_free(&r);
     char *lock = fs_join(prefix, LOCKFILE_NAME);
     char *lock_text = fs_read_file(lock, 1 << 20, NULL);

@@ -8,6 +8,7 @@
 #include "fetch/sources/source.h"
 #include "fetch_common.h"
 #include "fetch_fix.h"
+#include "toolchain/toolkit.h"
 #include "util/fs.h"
 #include "util/out.h"
 #include "util/plural.h"
@@ -495,7 +496,7 @@ static int plan_fetch(struct fetch_run *r, char **err)
         return -1;
     }
     if (!a->cuda && !a->manifest)
-        r->torch_cuda = fetch_torch_cuda(&r->torch_note);
+        r->torch_cuda = toolkit_torch_cuda(&r->torch_note);
     struct source_request sr = {
         .cuda = a->cuda,
         .default_release = r->torch_cuda,
@@ -520,7 +521,7 @@ static int plan_fetch(struct fetch_run *r, char **err)
     for (int i = 0; i < r->plan.nitems; i++)
         if (r->plan.items[i].note)
             fprintf(stderr, "sagebuild fetch-cuda: warning: %s\n", r->plan.items[i].note);
-    r->prefix = a->prefix ? fetch_absolute(a->prefix) : fetch_default_prefix(r->plan.release);
+    r->prefix = a->prefix ? fetch_absolute(a->prefix) : toolkit_fetched_prefix(r->plan.release);
     if (!r->prefix) {
         *err = xstrdup("no default prefix: set HOME or pass --prefix");
         return -1;

@@ -1,9 +1,7 @@
 #include "fetch_common.h"
 #include "fetch/sources/resolve.h"
-#include "probe/torch.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
-#include "util/xdg.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -83,18 +81,6 @@ const char *fetch_machine_platform(void)
     return resolve_platform_for_machine(u.machine);
 }
 
-char *fetch_default_prefix(const char *release)
-{
-    char *data = xdg_data_dir();
-    if (!data)
-        return NULL;
-    char *name = xasprintf("cuda-%s", release);
-    char *p = fs_join(data, name);
-    free(name);
-    free(data);
-    return p;
-}
-
 char *fetch_absolute(const char *path)
 {
     if (path[0] == '/')
@@ -103,20 +89,4 @@ char *fetch_absolute(const char *path)
     if (!getcwd(cwd, sizeof cwd))
         return xstrdup(path);
     return fs_join(cwd, path);
-}
-
-char *fetch_torch_cuda(char **note)
-{
-    struct torch_info ti;
-    memset(&ti, 0, sizeof ti);
-    char *out = NULL;
-    if (probe_torch(getenv("SAGEBUILD_PYTHON"), NULL, &ti) == 0 && ti.cuda) {
-        out = xstrdup(ti.cuda);
-    } else if (note) {
-        *note = ti.found ? xasprintf("torch %s at %s is not a CUDA build",
-                                     ti.version ? ti.version : "?", ti.dir ? ti.dir : "?")
-                         : xasprintf("torch was not found (%s)", ti.error ? ti.error : "no python");
-    }
-    torch_info_free(&ti);
-    return out;
 }

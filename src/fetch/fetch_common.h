@@ -23,13 +23,7 @@ void fetch_dl_limits_from(struct dl_opts *o, const char *min_rate_env, const cha
 /* The redist platform of this machine (uname), or NULL. */
 const char *fetch_machine_platform(void);
 
-/* ~/.local/share/sagebuild/cuda-<release> (heap), or NULL without a home. */
-char *fetch_default_prefix(const char *release);
-
 /* path made absolute against the current folder, without resolving links (heap). */
 char *fetch_absolute(const char *path);
-
-/* torch's CUDA version ("13.0") from torch/version.py, or NULL with *note saying why. */
-char *fetch_torch_cuda(char **note);
 
 #endif

@@ -15,6 +15,7 @@
 #include "toolchain.h"
 #include "cmd.h"
 #include "probe/resources.h"
+#include "toolchain/jobs.h"
 #include "util/cli.h"
 #include "util/datadir.h"
 #include "util/fs.h"
@@ -40,8 +41,9 @@ static void usage(FILE *f)
           "  --arch LIST       sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a sm_121a, comma-\n"
           "                    separated; 'native' (default): the GPUs present; 'all': every\n"
           "                    arch but sm_90a\n"
-          "  --cuda-home DIR   the toolkit to use; default: the newest one fetch-cuda installed,\n"
-          "                    else $CUDA_HOME, $CUDA_PATH, nvcc on PATH, /usr/local/cuda\n"
+          "  --cuda-home DIR   the toolkit to use; default: the one fetch-cuda installed for\n"
+          "                    torch's CUDA, else the newest it installed, else $CUDA_HOME,\n"
+          "                    $CUDA_PATH, nvcc on PATH, /usr/local/cuda\n"
           "  --host-cc PATH    the host C++ compiler for nvcc (-ccbin); default: $CUDAHOSTCXX,\n"
           "                    $CXX, $CC, g++, or the newest g++-N that nvcc accepts\n"
           "  --out DIR         install prefix (default $XDG_DATA_HOME/sagebuild/sageattn)\n"
@@ -370,6 +372,8 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
         build_outcome_error(res, SB_EXIT_ERROR, err, fix);
         goto done;
     }
+    if (tc.cuda_note)
+        sb_addf(&res->notes, "%s\n", tc.cuda_note);
     if (tc.host_note)
         sb_addf(&res->notes, "%s\n", tc.host_note);
 
@@ -449,8 +453,8 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
                               .host_cxx = tc.host_cxx,
                               .archs = archs_cmake,
                               .head_dims = dims_cmake,
-                              .jobs = o->jobs ? o->jobs
-                                              : build_jobs_for(rs.cores, rs.mem_avail_kb * 1024)};
+                              .jobs =
+                                  o->jobs ? o->jobs : toolchain_jobs(rs.cores, rs.mem_avail_kb)};
     resources_free(&rs);
     w->jobs = plan.jobs;
     drop_stale_cache(&plan, res);

@@ -1,8 +1,7 @@
 #include "plan.h"
-#include "probe/resources.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,42 +52,6 @@ char *build_join_head_dims(const int *dims, int n, const char *sep)
     for (int i = 0; i < n; i++)
         sb_addf(&sb, "%s%d", i ? sep : "", dims[i]);
     return sb_detach(&sb);
-}
-
-int build_jobs_for(int cores, long long mem_available_bytes)
-{
-    if (mem_available_bytes <= 0)
-        return cores > 0 ? cores : 1;
-    return resources_max_jobs((double)mem_available_bytes / (1 << 30), RESOURCES_GB_PER_JOB, cores);
-}
-
-/* Swaps the compiler's base name (before any "-N" suffix) for its C++ driver. */
-char *build_host_cxx_for(const char *compiler)
-{
-    static const struct {
-        const char *c, *cxx;
-    } pairs[] = {{"gcc", "g++"}, {"clang", "clang++"}, {"cc", "c++"}};
-    const char *slash = strrchr(compiler, '/');
-    const char *base = slash ? slash + 1 : compiler;
-    size_t dir_len = (size_t)(base - compiler);
-    /* cross prefixes such as x86_64-linux-gnu-gcc-13 keep everything before the name */
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
-        size_t cl = strlen(pairs[i].c);
-        const char *hit = NULL;
-        for (const char *p = base; (p = strstr(p, pairs[i].c)); p++) {
-            int starts = p == base || p[-1] == '-';
-            int ends = p[cl] == '\0' || p[cl] == '-';
-            if (starts && ends)
-                hit = p;
-        }
-        if (!hit)
-            continue;
-        if (!strcmp(pairs[i].c, "cc") && hit > base)
-            continue; /* "x-gcc" already matched gcc; a bare "cc" only as the whole name */
-        return xasprintf("%.*s%.*s%s%s", (int)dir_len, compiler, (int)(hit - base), base,
-                         pairs[i].cxx, hit + cl);
-    }
-    return xstrdup(compiler);
 }
 
 static char **argv_from(struct strbuf *parts, int n)
@@ -157,30 +120,13 @@ void build_argv_free(char **argv)
     free(argv);
 }
 
-static int needs_quotes(const char *s)
-{
-    if (!*s)
-        return 1;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr("-_./=:,+@%", *s))
-            return 1;
-    return 0;
-}
-
 char *build_argv_line(char *const *argv)
 {
     struct strbuf sb = STRBUF_INIT;
     for (int i = 0; argv[i]; i++) {
-        if (i)
-            sb_adds(&sb, " ");
-        if (!needs_quotes(argv[i])) {
-            sb_adds(&sb, argv[i]);
-            continue;
-        }
-        sb_adds(&sb, "'");
-        for (const char *c = argv[i]; *c; c++)
-            sb_adds(&sb, *c == '\'' ? "'\\''" : (char[]){*c, 0});
-        sb_adds(&sb, "'");
+        char *word = shell_quote(argv[i]);
+        sb_addf(&sb, "%s%s", i ? " " : "", word);
+        free(word);
     }
     return sb_detach(&sb);
 }

@@ -1,5 +1,5 @@
-/* The pure parts of a build: head dims, parallelism, the host C++ compiler's name, and the
- * CMake command lines of kernel-contracts.md. */
+/* The pure parts of a build: head dims and the CMake command lines (the jobs and the host
+ * compiler: toolchain/). */
 #ifndef SB_BUILD_PLAN_H
 #define SB_BUILD_PLAN_H
 
@@ -10,16 +10,6 @@
 int build_parse_head_dims(const char *spec, int *dims, int *n, char **error);
 /* "64;128" or "64,128". Heap string. */
 char *build_join_head_dims(const int *dims, int n, const char *sep);
-
-/* Parallel compile jobs: one per core, but no more than the memory holds at
- * RESOURCES_GB_PER_JOB (probe/resources.h) each; at least 1. mem_available_bytes <= 0 means
- * unknown (cores decide). */
-int build_jobs_for(int cores, long long mem_available_bytes);
-
-/* The C++ driver that goes with a compiler name, keeping its folder and version suffix:
- * gcc-13 → g++-13, /usr/bin/gcc → /usr/bin/g++, clang-18 → clang++-18, cc → c++; C++ names
- * and anything unknown stay as they are. Heap string. */
-char *build_host_cxx_for(const char *compiler);
 
 struct build_plan {
     const char *cmake;       /* "cmake" or a path */

@@ -1,6 +1,7 @@
-/* Choosing the compilers a build uses: nvcc (an explicit --cuda-home, else a toolkit that
- * fetch-cuda installed, else torch's CUDA_HOME rules), and a host C++ compiler within that nvcc's
- * host_config.h limit. */
+/* The compilers a build uses, through the toolchain module: nvcc from an explicit --cuda-home,
+ * else a toolkit that fetch-cuda installed (toolchain/toolkit.h), else torch's CUDA_HOME rules;
+ * and a host C++ compiler within that nvcc's host_config.h limit (toolchain/host.h), with the
+ * build's own messages and fixes. */
 #ifndef SB_BUILD_TOOLCHAIN_H
 #define SB_BUILD_TOOLCHAIN_H
 
@@ -10,6 +11,7 @@
 struct toolchain {
     char *cuda_home;
     const char *chosen_by; /* "--cuda-home", "fetched toolkit", "$CUDA_HOME", ... */
+    char *cuda_note;       /* which fetched toolkit and why, when there was a choice */
     struct nvcc_info nvcc;
     struct host_limits limits; /* from the toolkit's crt/host_config.h; -1 when unknown */
     char *host_config;         /* that file's path, NULL when not found */
@@ -19,23 +21,13 @@ struct toolchain {
     char *host_note; /* e.g. "g++ 15.1 is newer than nvcc 12.8 accepts; using g++-14" */
 };
 
-/* Pure: of folder names like "cuda-13.0.2", the one with the newest version (index), or -1. */
-int toolchain_newest_fetched(const char *const *names, int n);
-/* The newest fetch-cuda prefix under data_dir (NULL: $XDG_DATA_HOME/sagebuild) that holds an
- * executable bin/nvcc. Heap path or NULL. */
-char *toolchain_find_fetched(const char *data_dir);
-
 /* Picks CUDA_HOME and probes its nvcc. 0, or -1 with *error and *fix (heap). */
 int toolchain_choose_cuda(const char *flag_cuda_home, struct toolchain *tc, char **error,
                           char **fix);
 
-/* Pure: whether a compiler of this version passes nvcc's host_config.h limits (unknown limits
- * pass). */
-int toolchain_host_fits(const struct host_limits *lim, int is_clang, const struct version *v);
-
-/* Picks the host C++ compiler: flag_host_cc, else $CUDAHOSTCXX, else $CXX, else $CC's C++
- * driver, else g++; when that one is too new, the newest g++-N on PATH within the limit. A
- * --host-cc that is too new is refused. 0, or -1 with *error and *fix (heap). */
+/* Picks the host C++ compiler: flag_host_cc, else CMake's default (toolchain/host.h); when that
+ * one is too new, the newest g++-N on PATH within the limit. A --host-cc that is too new is
+ * refused. 0, or -1 with *error and *fix (heap). */
 int toolchain_choose_host(const char *flag_host_cc, struct toolchain *tc, char **error, char **fix);
 
 void toolchain_free(struct toolchain *tc);

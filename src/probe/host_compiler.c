@@ -96,11 +96,6 @@ char *host_config_find(const char *cuda_home)
     return path;
 }
 
-const char *host_compiler_default(const char *env_cc)
-{
-    return env_cc && *env_cc ? env_cc : "gcc";
-}
-
 static int base_is_clang(const char *path)
 {
     const char *base = strrchr(path, '/');

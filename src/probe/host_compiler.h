@@ -43,8 +43,4 @@ int host_compiler_best_fit(const int *majors, int n, int limit);
  * -dumpversion agrees. Returns N and sets *cc and *cxx (heap names such as "gcc-13"), or -1. */
 int host_compiler_find_fitting(int gcc_max, const char *path_env, char **cc, char **cxx);
 
-/* The compiler torch would hand nvcc: $CC when set (it becomes -ccbin), else "gcc" (nvcc's
- * default is the gcc on PATH). Pure over the given value. */
-const char *host_compiler_default(const char *env_cc);
-
 #endif

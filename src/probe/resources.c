@@ -36,18 +36,6 @@ int resources_parse_meminfo(const char *text, long long *avail_kb, long long *to
     return meminfo_field(text, "MemAvailable", avail_kb);
 }
 
-int resources_max_jobs(double mem_avail_gb, double gb_per_job, int cores)
-{
-    if (cores < 1)
-        cores = 1;
-    if (!(gb_per_job > 0) || !(mem_avail_gb >= 0))
-        return 1;
-    double jobs = mem_avail_gb / gb_per_job;
-    if (jobs >= cores)
-        return cores;
-    return jobs < 1 ? 1 : (int)jobs;
-}
-
 static int usable_cores(void)
 {
     cpu_set_t set;

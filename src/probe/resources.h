@@ -1,5 +1,5 @@
-/* Build resources: cores, available memory, free disk, ninja, and the MAX_JOBS that keeps
- * parallel nvcc from running the machine out of memory (reference/doctor-checks.md §5 #8). */
+/* Build resources: cores, available memory, free disk, ninja (the jobs they allow:
+ * toolchain/jobs.h). */
 #ifndef SB_PROBE_RESOURCES_H
 #define SB_PROBE_RESOURCES_H
 
@@ -14,14 +14,8 @@ struct resources {
     char *ninja_error;
 };
 
-/* nvcc on attention kernels peaks at about 3–5 GB per compile job (flash-attention's issues and
- * MAX_JOBS formula, doctor-checks.md §5 #8); 4 is the middle the suggestion uses. */
-#define RESOURCES_GB_PER_JOB 4.0
-
 /* Pure: parses /proc/meminfo text. 0 when MemAvailable was found. */
 int resources_parse_meminfo(const char *text, long long *avail_kb, long long *total_kb);
-/* Pure: floor(mem_avail_gb / gb_per_job) clamped to [1, cores]. */
-int resources_max_jobs(double mem_avail_gb, double gb_per_job, int cores);
 
 /* Probes everything; disk_path is the folder whose file system is measured (NULL: "."). */
 void probe_resources(const char *disk_path, struct resources *out);

@@ -99,6 +99,19 @@ mk_toolkit "$XDG_DATA_HOME/sagebuild/cuda-12.6.3" 12.6 12.6.85 11 "75 80 86 89 9
 CUDA_HOME=$tmp/cuda-12.6 $SB build --arch sm_120a --out "$out" --json > "$tmp/j" 2>&1
 [ "$(json_get "$tmp/j" "d['record']['cuda_home']['chosen_by'], d['record']['nvcc']['version']")" = "fetched toolkit 12.8.61" ] ||
     fail "fetched toolkit: $(cat "$tmp/j")"
+# 7b. With torch built for CUDA 12.6, the fetched toolkit matching it wins over the newer one,
+#     for build and env alike (toolchain/toolkit.h says why).
+mkdir -p "$tmp/site/torch"
+: > "$tmp/site/torch/__init__.py"
+printf "__version__ = '2.6.0+cu126'\ncuda = '12.6'\n" > "$tmp/site/torch/version.py"
+PYTHONPATH=$tmp/site $SB build --arch sm_90 --out "$tmp/out126" > "$tmp/o" 2>&1 || fail "build for torch 12.6: $(cat "$tmp/o")"
+[ "$(json_get "$tmp/out126/build-record.json" "d['cuda_home']['chosen_by'], d['nvcc']['version']")" = "fetched toolkit 12.6.85" ] ||
+    fail "the toolkit matching torch: $(cat "$tmp/out126/build-record.json")"
+grep -q "CUDA toolkit: $XDG_DATA_HOME/sagebuild/cuda-12.6.3, the fetched toolkit matching torch's CUDA" "$tmp/o" ||
+    fail "build must say which fetched toolkit and why: $(cat "$tmp/o")"
+PYTHONPATH=$tmp/site $SB env --json > "$tmp/j" 2> /dev/null
+[ "$(json_get "$tmp/j" "d['prefix'], d['found_by']")" = "$XDG_DATA_HOME/sagebuild/cuda-12.6.3 fetched toolkit" ] ||
+    fail "env must point at the same toolkit as build: $(cat "$tmp/j")"
 
 # 8. A relative --out is made absolute for CMake.
 (cd "$tmp" && $SB build --arch sm_120a --cuda-home "$tmp/cuda-12.8" --out rel > "$tmp/o" 2>&1) ||

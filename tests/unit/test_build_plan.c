@@ -11,7 +11,6 @@
 #include "kernel_build/plan.h"
 #include "kernel_build/run.h"
 #include "kernel_build/srcinfo.h"
-#include "kernel_build/toolchain.h"
 #include "util/cli.h"
 
 static void parses_head_dims(void **state)
@@ -34,41 +33,6 @@ static void parses_head_dims(void **state)
     assert_int_equal(build_parse_head_dims("", d, &n, &err), -1);
     assert_int_equal(n, 0);
     free(err);
-}
-
-static void sizes_jobs_by_memory(void **state)
-{
-    (void)state;
-    long long gb = 1LL << 30;
-    assert_int_equal(build_jobs_for(16, 128 * gb), 16); /* cores bound */
-    assert_int_equal(build_jobs_for(16, 20 * gb), 5);   /* 4 GB each */
-    assert_int_equal(build_jobs_for(2, 23 * gb), 2);
-    assert_int_equal(build_jobs_for(8, 2 * gb), 1); /* never zero */
-    assert_int_equal(build_jobs_for(8, 0), 8);      /* memory unknown */
-    assert_int_equal(build_jobs_for(0, -1), 1);
-}
-
-static void names_the_cxx_driver(void **state)
-{
-    (void)state;
-    const char *cases[][2] = {
-        {"gcc", "g++"},
-        {"gcc-13", "g++-13"},
-        {"/usr/bin/gcc-14", "/usr/bin/g++-14"},
-        {"x86_64-linux-gnu-gcc-12", "x86_64-linux-gnu-g++-12"},
-        {"clang", "clang++"},
-        {"/opt/llvm/bin/clang-18", "/opt/llvm/bin/clang++-18"},
-        {"cc", "c++"},
-        {"/usr/bin/cc", "/usr/bin/c++"},
-        {"g++-13", "g++-13"},
-        {"clang++", "clang++"},
-        {"icpx", "icpx"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *s = build_host_cxx_for(cases[i][0]);
-        assert_string_equal(s, cases[i][1]);
-        free(s);
-    }
 }
 
 static void builds_the_contract_command_lines(void **state)
@@ -194,29 +158,6 @@ static void tails_logs(void **state)
     assert_string_equal(build_log_tail("", 0, 3), "");
 }
 
-static void picks_newest_fetched_toolkit(void **state)
-{
-    (void)state;
-    const char *names[] = {"cuda-12.9.1", "cuda-13.0.2", "cuda-13.0.10",
-                           "cuda-x",      "other",       "cuda-13.0.2.staging"};
-    assert_int_equal(toolchain_newest_fetched(names, 6), 2);
-    assert_int_equal(toolchain_newest_fetched(names, 1), 0);
-    assert_int_equal(toolchain_newest_fetched(names + 3, 3), -1);
-}
-
-static void judges_host_limits(void **state)
-{
-    (void)state;
-    struct host_limits lim = {14, 19};
-    struct version g15 = {{15, 1, 0, 0}, 3}, g14 = {{14, 2, 0, 0}, 3}, c18 = {{18, 1, 0, 0}, 3};
-    assert_false(toolchain_host_fits(&lim, 0, &g15));
-    assert_true(toolchain_host_fits(&lim, 0, &g14));
-    assert_true(toolchain_host_fits(&lim, 1, &c18));
-    assert_false(toolchain_host_fits(&lim, 1, &(struct version){{20, 0, 0, 0}, 2}));
-    struct host_limits unknown = {-1, -1};
-    assert_true(toolchain_host_fits(&unknown, 0, &g15));
-}
-
 static void source_inputs(void **state)
 {
     (void)state;
@@ -250,15 +191,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_head_dims),
-        cmocka_unit_test(sizes_jobs_by_memory),
-        cmocka_unit_test(names_the_cxx_driver),
         cmocka_unit_test(builds_the_contract_command_lines),
         cmocka_unit_test(reads_cmake_and_picks_generator),
         cmocka_unit_test(reads_the_cmake_cache),
         cmocka_unit_test(finds_the_nvcc_command),
         cmocka_unit_test(tails_logs),
-        cmocka_unit_test(picks_newest_fetched_toolkit),
-        cmocka_unit_test(judges_host_limits),
         cmocka_unit_test(source_inputs),
         cmocka_unit_test(reads_integer_options),
     };

@@ -76,17 +76,6 @@ static void env_lines(void **state)
     free(sh);
 }
 
-static void quoting(void **state)
-{
-    (void)state;
-    char *q = env_quote("it's", ENV_SH);
-    assert_string_equal(q, "'it'\\''s'");
-    free(q);
-    q = env_quote("it's \\", ENV_FISH);
-    assert_string_equal(q, "'it\\'s \\\\'");
-    free(q);
-}
-
 static void postcheck_program_and_trace(void **state)
 {
     (void)state;
@@ -105,7 +94,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lock_round_trip),
         cmocka_unit_test(env_lines),
-        cmocka_unit_test(quoting),
         cmocka_unit_test(postcheck_program_and_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

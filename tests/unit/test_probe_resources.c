@@ -26,17 +26,6 @@ static void parses_meminfo(void **state)
     assert_int_equal(resources_parse_meminfo("MemAvailable: -5 kB\n", &avail, &total), -1);
 }
 
-static void suggests_jobs(void **state)
-{
-    (void)state;
-    assert_int_equal(resources_max_jobs(20.0, 4.0, 16), 5);
-    assert_int_equal(resources_max_jobs(200.0, 4.0, 16), 16);
-    assert_int_equal(resources_max_jobs(2.0, 4.0, 16), 1);
-    assert_int_equal(resources_max_jobs(0.0, 4.0, 2), 1);
-    assert_int_equal(resources_max_jobs(8.0, 0.0, 4), 1);
-    assert_int_equal(resources_max_jobs(100.0, 4.0, 0), 1);
-}
-
 static void probes_this_machine(void **state)
 {
     (void)state;
@@ -55,7 +44,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_meminfo),
-        cmocka_unit_test(suggests_jobs),
         cmocka_unit_test(probes_this_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

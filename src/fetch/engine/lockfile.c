@@ -1,5 +1,6 @@
 #include "lockfile.h"
 #include "cmd.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 #include "util/url.h"
 
@@ -92,20 +93,9 @@ char *lockfile_release(const char *text)
     return out;
 }
 
-char *env_quote(const char *s, enum env_shell sh)
+static char *env_quote(const char *s, enum env_shell sh)
 {
-    struct strbuf b = STRBUF_INIT;
-    sb_adds(&b, "'");
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            sb_adds(&b, sh == ENV_FISH ? "\\'" : "'\\''");
-        else if (*p == '\\' && sh == ENV_FISH)
-            sb_adds(&b, "\\\\");
-        else
-            sb_add(&b, p, 1);
-    }
-    sb_adds(&b, "'");
-    return sb_detach(&b);
+    return shell_quote_always(s, sh == ENV_FISH ? SHELL_FISH : SHELL_POSIX);
 }
 
 static void set_var(struct strbuf *b, enum env_shell sh, const char *name, const char *value)

@@ -48,7 +48,5 @@ struct env_values {
 
 /* The lines that point builds at the toolkit, for `eval "$(sagebuild env)"`. Heap string. */
 char *env_format(const struct env_values *v, enum env_shell sh);
-/* Quotes s for the shell (single quotes, with embedded quotes escaped). Heap string. */
-char *env_quote(const char *s, enum env_shell sh);
 
 #endif

@@ -3,6 +3,7 @@
 #include "layout.h"
 #include "lockfile.h"
 #include "postcheck.h"
+#include "toolchain/host.h"
 #include "unpack.h"
 #include "util/fs.h"
 #include "util/strbuf.h"

@@ -1,5 +1,4 @@
 #include "postcheck.h"
-#include "probe/host_compiler.h"
 #include "util/fs.h"
 #include "util/proc.h"
 
@@ -22,54 +21,6 @@ const char postcheck_source[] =
     "    mix<<<1, 32>>>(nullptr, nullptr, nullptr);\n"
     "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
     "}\n";
-
-void hostcc_free(struct hostcc_choice *h)
-{
-    free(h->cc);
-    free(h->cxx);
-    free(h->note);
-    memset(h, 0, sizeof *h);
-}
-
-void hostcc_choose(const char *root, struct hostcc_choice *out)
-{
-    memset(out, 0, sizeof *out);
-    out->gcc_max = -1;
-    char *hc = host_config_find(root);
-    if (hc) {
-        char *text = fs_read_file(hc, 1 << 20, NULL);
-        struct host_limits lim;
-        if (text && host_config_parse(text, &lim) == 0)
-            out->gcc_max = lim.gcc_max;
-        free(text);
-        free(hc);
-    }
-    const char *cc = host_compiler_default(getenv("CC"));
-    struct compiler_info ci;
-    if (probe_compiler(cc, &ci) == 0 &&
-        (ci.is_clang || out->gcc_max < 0 || ci.version.part[0] <= out->gcc_max)) {
-        const char *cxx = getenv("CXX");
-        out->cc = xstrdup(cc);
-        out->cxx = xstrdup(cxx && *cxx ? cxx : (ci.is_clang ? "clang++" : "g++"));
-        out->note = xasprintf("%s %d is within this toolkit's limit (gcc <= %d)", cc,
-                              ci.version.part[0], out->gcc_max);
-        compiler_info_free(&ci);
-        return;
-    }
-    int found_major = ci.found ? ci.version.part[0] : -1;
-    compiler_info_free(&ci);
-    if (out->gcc_max >= 0 &&
-        host_compiler_find_fitting(out->gcc_max, NULL, &out->cc, &out->cxx) >= 0) {
-        out->note = xasprintf("%s %d is newer than this toolkit accepts (gcc <= %d); using %s", cc,
-                              found_major, out->gcc_max, out->cc);
-        return;
-    }
-    out->note = found_major >= 0
-                    ? xasprintf("%s %d is newer than this toolkit accepts (gcc <= %d) and no "
-                                "gcc-N on PATH fits; install gcc-%d",
-                                cc, found_major, out->gcc_max, out->gcc_max)
-                    : xasprintf("no host C compiler found (%s); install gcc", cc);
-}
 
 int postcheck_trace_uses_root(const char *trace, const char *root)
 {

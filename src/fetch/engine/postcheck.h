@@ -1,22 +1,10 @@
 /* Proof that a fetched tree is a working toolkit: nvcc compiles a .cu that includes the fp16,
  * bf16 and fp8 headers and links it against the tree's own libcudart, with a host compiler
- * inside the limit of that toolkit's crt/host_config.h. */
+ * inside the limit of that toolkit's crt/host_config.h (chosen by toolchain/host.h). */
 #ifndef SB_FETCH_POSTCHECK_H
 #define SB_FETCH_POSTCHECK_H
 
 #include "util/strbuf.h"
-
-struct hostcc_choice {
-    char *cc;    /* heap, NULL when no fitting compiler was found */
-    char *cxx;   /* heap */
-    int gcc_max; /* the toolkit's limit, -1 unknown */
-    char *note;  /* why this one, or why none (heap) */
-};
-
-/* Picks the host compiler for the toolkit at root: $CC/$CXX (or gcc/g++) when within the limit,
- * else the newest gcc-N/g++-N on PATH that is. */
-void hostcc_choose(const char *root, struct hostcc_choice *out);
-void hostcc_free(struct hostcc_choice *h);
 
 /* The test program, so the unit tests can check what it covers. */
 extern const char postcheck_source[];

@@ -1,11 +1,11 @@
 #include "pypi_source.h"
-#include "fetch/engine/postcheck.h"
 #include "fetch/engine/verify.h"
 #include "pypi_index.h"
 #include "pypi_stub.h"
 #include "pypi_wheel.h"
 #include "redist_source.h"
 #include "resolve.h"
+#include "toolchain/host.h"
 #include "util/fs.h"
 #include "util/url.h"
 
