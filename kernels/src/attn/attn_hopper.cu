@@ -401,30 +401,44 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
 #endif
 
 template <typename K>
-static cudaError_t sa_hopper_launch(K kernel, int smem, int rows, int threads,
-                                    const sa_attn_args *a, const sa_launch_cfg *l)
+static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
 {
     if (l->probe) {
         cudaFuncAttributes fa;
         return cudaFuncGetAttributes(&fa, kernel);
     }
-    cudaError_t e = sa_set_smem_once(l->ctx, (const void *)kernel, smem);
-    if (e != cudaSuccess)
-        return e;
-    const dim3 grid((a->lq + rows - 1) / rows, a->hq, l->batch);
-    kernel<<<grid, threads, smem, l->stream>>>(*a);
-    return cudaGetLastError();
+    return sa_set_smem_once(l->ctx, (const void *)kernel, smem);
 }
 
 template <int D, bool BF16>
 static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
 {
-    if constexpr (SA_H_WS)
-        return sa_hopper_launch(sa_hopper_ws_kernel<D, BF16>, sa_hw_cfg<D>::SMEM_BYTES,
-                                sa_hw_cfg<D>::ROWS, sa_hw_cfg<D>::THREADS, a, l);
-    else
-        return sa_hopper_launch(sa_hopper_kernel<D, BF16>, sa_htile<D>::SMEM_BYTES, SA_H_ROWS,
-                                SA_H_THREADS, a, l);
+    cudaError_t e;
+    if constexpr (SA_H_WS) {
+        using C = sa_hw_cfg<D>;
+        const auto kernel = sa_hopper_ws_kernel<D, BF16>;
+        if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
+            return e;
+        const int n_tiles = (a->lq + C::ROWS - 1) / C::ROWS * a->hq * l->batch;
+        int grid = n_tiles;
+        if (SA_HW_PERSIST) {
+            int sms = l->ctx ? l->ctx->num_sms : 0, dev = 0;
+            if (!l->ctx && ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+                            (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                                        dev)) != cudaSuccess))
+                return e;
+            grid = min(n_tiles, sms);
+        }
+        kernel<<<grid, C::THREADS, C::SMEM_BYTES, l->stream>>>(*a, n_tiles);
+    } else {
+        const auto kernel = sa_hopper_kernel<D, BF16>;
+        const int smem = sa_htile<D>::SMEM_BYTES;
+        if ((e = sa_hopper_prepare(kernel, smem, l)) != cudaSuccess || l->probe)
+            return e;
+        const dim3 grid((a->lq + SA_H_ROWS - 1) / SA_H_ROWS, a->hq, l->batch);
+        kernel<<<grid, SA_H_THREADS, smem, l->stream>>>(*a);
+    }
+    return cudaGetLastError();
 }
 
 cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const sa_attn_args *a,

@@ -36,6 +36,11 @@
 #ifndef SA_HW_ROWSUM_MMA
 #define SA_HW_ROWSUM_MMA 1
 #endif
+/* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
+ * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
+#ifndef SA_HW_PERSIST
+#define SA_HW_PERSIST 0
+#endif
 /* Consumer warpgroups per block, per head dim (one block per SM either way). */
 #ifndef SA_HW_NC128
 #define SA_HW_NC128 2
@@ -61,7 +66,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr int KS_BYTES = SA_CTA_K * 4;
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + KS_BYTES;
     static constexpr int BAR_OFF = Q_BYTES + SA_HW_STAGES * STAGE_BYTES;
-    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * SA_HW_STAGES + 1);
+    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * SA_HW_STAGES + 2);
     static constexpr int OT = SA_HW_ROWSUM_MMA ? D / 2 + 4 : D / 2; /* P·V accumulator */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert(NC >= 2 || !SA_HW_PINGPONG, "ping-pong needs two consumer warpgroups");
@@ -101,9 +106,33 @@ __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
     sa_wg_commit();
 }
 
+/* Work tile t of the flattened grid: (q tile, head, batch), heavy causal q tiles first. */
+struct sa_hw_tile {
+    int q0, h, b, n_kt;
+};
+template <int ROWS>
+__device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a, int nq)
+{
+    sa_hw_tile w;
+    const int x = t % nq, rest = t / nq;
+    w.h = rest % a.hq;
+    w.b = rest / a.hq;
+    w.q0 = (nq - 1 - x) * ROWS;
+    w.n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
+    if (a.causal) {
+        const int last_key = min(w.q0 + ROWS, a.lq) - 1 + (a.lkv - a.lq);
+        w.n_kt = min(w.n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
+    }
+    return w;
+}
+
+/* One block runs work tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the n_tiles of the call
+ * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
+ * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
+ * runs on across tiles. */
 template <int D, bool BF16>
 __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
-    sa_hopper_ws_kernel(const sa_attn_args a)
+    sa_hopper_ws_kernel(const sa_attn_args a, int n_tiles)
 {
 #if SA_HOPPER_CODE
     using C = sa_hw_cfg<D>;
@@ -111,28 +140,21 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
     constexpr int NO = D / 8; /* n8 chunks of O */
     extern __shared__ __align__(128) char smem[];
     const int tid = threadIdx.x, wg = tid / 128;
-    const int qtile = gridDim.x - 1 - blockIdx.x; /* heavy causal tiles first */
-    const int h = blockIdx.y, b = blockIdx.z, hk = h / a.group;
-    const int q0 = qtile * C::ROWS;
+    const int nq = (a.lq + C::ROWS - 1) / C::ROWS;
     const int diag = a.lkv - a.lq;
 
-    int n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
-    if (a.causal) {
-        const int last_key = min(q0 + C::ROWS, a.lq) - 1 + diag;
-        n_kt = min(n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
-    }
-
     const uint32_t sQ = sa_smem_addr(smem);
-    const uint32_t full0 = sQ + C::BAR_OFF, empty0 = full0 + 8 * S, qbar = full0 + 16 * S;
-    const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + hk;
-    auto stage = [&](int j) { return sQ + C::Q_BYTES + (j % S) * C::STAGE_BYTES; };
+    const uint32_t full0 = sQ + C::BAR_OFF, empty0 = full0 + 8 * S;
+    const uint32_t qfull = full0 + 16 * S, qempty = qfull + 8;
+    auto stage = [&](int it) { return sQ + C::Q_BYTES + (it % S) * C::STAGE_BYTES; };
 
     if (tid == 0) {
         for (int s = 0; s < S; ++s) {
             sa_mbar_init(full0 + 8 * s, 1);
             sa_mbar_init(empty0 + 8 * s, 128 * NC);
         }
-        sa_mbar_init(qbar, 1);
+        sa_mbar_init(qfull, 1);
+        sa_mbar_init(qempty, 128 * NC);
         sa_mbar_init_fence();
     }
     if constexpr (SA_HW_ROWSUM_MMA) {
@@ -151,24 +173,34 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
         /* ---- producer ---- */
         sa_wg_regs_dec<C::PRODUCER_REGS>();
         if (tid == 0) {
-            /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of 128:
-             * with NC = 3 a block's last chunk may lie past it; that consumer stores nothing). */
-            const int chunks = min(NC, (a.lq_pad - q0) / 64);
-            sa_mbar_expect_tx(qbar, chunks * 64 * D);
-            sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + q0) * D, chunks * 64 * D, qbar);
-            const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
-            const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-            const float *ksg = a.kscale + bhk * a.lk_pad;
-            for (int j = 0; j < n_kt; ++j) {
-                if (j >= S)
-                    sa_mbar_wait(empty0 + 8 * (j % S), ((j / S) - 1) & 1);
-                const uint32_t st = stage(j), bar = full0 + 8 * (j % S);
-                const size_t k0 = (size_t)j * SA_CTA_K;
-                sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + C::KS_BYTES);
-                sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
-                sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
-                sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES, ksg + k0, C::KS_BYTES,
-                            bar);
+            int it = 0, nt = 0;
+            for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++nt) {
+                const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
+                const size_t bh = (size_t)w.b * a.hq + w.h;
+                const size_t bhk = (size_t)w.b * a.hkv + w.h / a.group;
+                /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of
+                 * 128: with NC = 3 a block's last chunk may lie past it; that consumer stores
+                 * nothing). The previous tile's consumers must be done with the Q buffer. */
+                if (nt > 0)
+                    sa_mbar_wait(qempty, (nt - 1) & 1);
+                const int chunks = min(NC, (a.lq_pad - w.q0) / 64);
+                sa_mbar_expect_tx(qfull, chunks * 64 * D);
+                sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + w.q0) * D, chunks * 64 * D,
+                            qfull);
+                const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
+                const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
+                const float *ksg = a.kscale + bhk * a.lk_pad;
+                for (int j = 0; j < w.n_kt; ++j, ++it) {
+                    if (it >= S)
+                        sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
+                    const uint32_t st = stage(it), bar = full0 + 8 * (it % S);
+                    const size_t k0 = (size_t)j * SA_CTA_K;
+                    sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + C::KS_BYTES);
+                    sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
+                    sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
+                    sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES, ksg + k0, C::KS_BYTES,
+                                bar);
+                }
             }
         }
         return;
@@ -178,7 +210,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
     sa_wg_regs_inc<C::CONSUMER_REGS>();
     const int c = wg - 1, warp = (tid / 32) % 4, lane = tid % 32;
     const int g = lane / 4, tq = lane % 4;
-    const int q0c = q0 + 64 * c;
     /* Ping-pong: consumer c issues its wgmma batch after barrier 1 + c, then lets c + 1 go. */
     const int my_bar = 1 + c, next_bar = 1 + (c + 1) % NC;
     auto turn_begin = [&]() {
@@ -191,206 +222,239 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
     };
     if (SA_HW_PINGPONG && c == NC - 1)
         sa_named_arrive(1, 256); /* consumer 0 goes first */
+    auto wait_full = [&](int it) { sa_mbar_wait(full0 + 8 * (it % S), (it / S) & 1); };
+    auto release = [&](int it) { sa_mbar_arrive(empty0 + 8 * (it % S)); };
+    auto ks_of = [&](int it) {
+        return (const float *)(smem + (stage(it) - sQ) + C::K_BYTES + C::V_BYTES + C::ONES_BYTES);
+    };
 
-    sa_h_rows r;
-    r.row0 = q0c + warp * 16 + g;
+#if SA_HW_PERSIST
+    int it0 = 0, nt = 0; /* the ring's counter at this tile's first stage; tiles done */
+#pragma unroll 1
+    for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++nt) {
+#else
+    {
+        constexpr int it0 = 0, nt = 0; /* one tile per block */
+        const int t = blockIdx.x;
+#endif
+        const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
+        const int h = w.h, b = w.b, n_kt = w.n_kt;
+        const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
+        const int q0c = w.q0 + 64 * c;
+
+        sa_h_rows r;
+        r.row0 = q0c + warp * 16 + g;
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        r.qs[hh] = a.qscale[bh * a.lq_pad + min(r.row0 + 8 * hh, a.lq_pad - 1)];
-        r.mx[hh] = -INFINITY;
-        r.sum[hh] = 0.0f;
-    }
-    float o[NO * 4];
-#pragma unroll
-    for (int i = 0; i < NO * 4; ++i)
-        o[i] = 0.0f;
-    float ot[C::OT];
-#pragma unroll
-    for (int i = 0; i < C::OT; ++i)
-        ot[i] = 0.0f;
-    auto need_mask = [&](int k0) {
-        return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0c + diag);
-    };
-    auto wait_full = [&](int j) { sa_mbar_wait(full0 + 8 * (j % S), (j / S) & 1); };
-    auto release = [&](int j) { sa_mbar_arrive(empty0 + 8 * (j % S)); };
-    auto ks_of = [&](int j) {
-        return (const float *)(smem + (stage(j) - sQ) + C::K_BYTES + C::V_BYTES + C::ONES_BYTES);
-    };
-    /* O (and, with the ones columns, the row sums) = O·alpha + the tile's P·V. */
-    auto fold = [&](const float(&al)[2]) {
-#pragma unroll
-        for (int i = 0; i < C::OT; ++i)
-            sa_wg_touch(ot[i]);
+        for (int hh = 0; hh < 2; ++hh) {
+            r.qs[hh] = a.qscale[bh * a.lq_pad + min(r.row0 + 8 * hh, a.lq_pad - 1)];
+            r.mx[hh] = -INFINITY;
+            r.sum[hh] = 0.0f;
+        }
+        float o[NO * 4];
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i)
-            o[i] = fmaf(o[i], al[(i >> 1) & 1], ot[i]);
-        if (SA_HW_ROWSUM_MMA) {
-            r.sum[0] = fmaf(r.sum[0], al[0], ot[NO * 4]);
-            r.sum[1] = fmaf(r.sum[1], al[1], ot[NO * 4 + 2]);
-        }
-    };
+            o[i] = 0.0f;
+        float ot[C::OT];
+#pragma unroll
+        for (int i = 0; i < C::OT; ++i)
+            ot[i] = 0.0f;
+        auto need_mask = [&](int k0) {
+            return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0c + diag);
+        };
+        /* O (and, with the ones columns, the row sums) = O·alpha + the tile's P·V. */
+        auto fold = [&](const float(&al)[2]) {
+#pragma unroll
+            for (int i = 0; i < C::OT; ++i)
+                sa_wg_touch(ot[i]);
+#pragma unroll
+            for (int i = 0; i < NO * 4; ++i)
+                o[i] = fmaf(o[i], al[(i >> 1) & 1], ot[i]);
+            if (SA_HW_ROWSUM_MMA) {
+                r.sum[0] = fmaf(r.sum[0], al[0], ot[NO * 4]);
+                r.sum[1] = fmaf(r.sum[1], al[1], ot[NO * 4 + 2]);
+            }
+        };
 
-    sa_mbar_wait(qbar, 0);
+        sa_mbar_wait(qfull, nt & 1);
 #if SA_HW_QREG
-    /* The A fragment (mma.sync m16n8k32 layout, as P's): a0/a1 rows g/g+8, bytes 4tq..4tq+3 of
-     * the k32 step, a2/a3 the same 16 bytes further; Q is in core-matrix order. */
-    uint32_t qa[D / 32][4];
+        /* The A fragment (mma.sync m16n8k32 layout, as P's): a0/a1 rows g/g+8, bytes
+         * 4tq..4tq+3 of the k32 step, a2/a3 the same 16 bytes further; Q is in core-matrix
+         * order. Then the Q buffer is free for the next tile. */
+        uint32_t qa[D / 32][4];
+        {
+            /* offset(row, byte) with row = 16 warp + 8 (i & 1) + g, byte = 32 kk + 16 (i >> 1)
+             * + 4 tq: a per-lane part plus immediates. The base is made opaque so the per-lane
+             * addresses are not hoisted out of the tile loop (they would stay live across it). */
+            uint32_t base;
+            asm volatile("mov.u32 %0, %1;\n" : "=r"(base) : "r"(sQ + c * 64 * D));
+            base += warp * 16 * D + g * 16 + tq * 4;
 #pragma unroll
-    for (int kk = 0; kk < D / 32; ++kk)
+            for (int kk = 0; kk < D / 32; ++kk)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int row = warp * 16 + g + 8 * (i & 1), byte = kk * 32 + 16 * (i >> 1) + 4 * tq;
-            qa[kk][i] = *(const uint32_t *)(smem + c * 64 * D + (row / 8) * 8 * D +
-                                            (byte / 16) * 128 + (row % 8) * 16 + byte % 16);
+                for (int i = 0; i < 4; ++i)
+                    asm volatile("ld.shared.u32 %0, [%1];\n"
+                                 : "=r"(qa[kk][i])
+                                 : "r"(base + 8 * D * (i & 1) + 256 * kk + 128 * (i >> 1))
+                                 : "memory");
         }
-    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_hw_issue_qk_ra<D>(acc, qa, sK); };
+        sa_mbar_arrive(qempty);
+        auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_hw_issue_qk_ra<D>(acc, qa, sK); };
 #else
-    const uint32_t sQc = sQ + c * 64 * D;
-    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_h_issue_qk<D>(acc, sQc, sK); };
+        const uint32_t sQc = sQ + c * 64 * D;
+        auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_h_issue_qk<D>(acc, sQc, sK); };
 #endif
 #if SA_HW_OVERLAP
-    if (n_kt > 0) {
-        int32_t acc[32];
-        uint32_t pa[2][4];
-        float alpha_prev[2];
-        turn_begin();
-        wait_full(0);
-        issue_qk(acc, stage(0));
-        turn_end();
-        sa_wg_wait<0>();
-#pragma unroll
-        for (int i = 0; i < 32; ++i)
-            sa_wg_touch(acc[i]);
-        sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(0), 0, a, diag, need_mask(0),
-                                        tq);
-#pragma unroll 1
-        for (int j = 1; j < n_kt; ++j) {
+        if (n_kt > 0) {
+            int32_t acc[32];
+            uint32_t pa[2][4];
+            float alpha_prev[2];
             turn_begin();
-            wait_full(j);
-            issue_qk(acc, stage(j)); /* fences, then commits group 1 */
-            sa_hw_issue_pv<D>(ot, pa, stage(j - 1) + sa_htile<D>::K_BYTES);
-            sa_wg_commit(); /* group 2: P·V(j-1) */
+            wait_full(it0);
+            issue_qk(acc, stage(it0));
             turn_end();
-            sa_wg_wait<1>();
+            sa_wg_wait<0>();
 #pragma unroll
             for (int i = 0; i < 32; ++i)
                 sa_wg_touch(acc[i]);
-            uint32_t pn[2][4];
-            float alpha[2];
-            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(j), j * SA_CTA_K, a, diag,
-                                            need_mask(j * SA_CTA_K), tq);
+            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), 0, a, diag,
+                                            need_mask(0), tq);
+#pragma unroll 1
+            for (int j = 1; j < n_kt; ++j) {
+                const int it = it0 + j;
+                turn_begin();
+                wait_full(it);
+                issue_qk(acc, stage(it)); /* fences, then commits group 1 */
+                sa_hw_issue_pv<D>(ot, pa, stage(it - 1) + sa_htile<D>::K_BYTES);
+                sa_wg_commit(); /* group 2: P·V(j-1) */
+                turn_end();
+                sa_wg_wait<1>();
+#pragma unroll
+                for (int i = 0; i < 32; ++i)
+                    sa_wg_touch(acc[i]);
+                uint32_t pn[2][4];
+                float alpha[2];
+                sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), j * SA_CTA_K, a, diag,
+                                                need_mask(j * SA_CTA_K), tq);
+                sa_wg_wait<0>();
+#pragma unroll
+                for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
+                release(it - 1);
+                fold(alpha_prev);
+#pragma unroll
+                for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        pa[kk][i] = pn[kk][i];
+                alpha_prev[0] = alpha[0];
+                alpha_prev[1] = alpha[1];
+            }
+            turn_begin();
+            sa_wg_fence();
+            sa_hw_issue_pv<D>(ot, pa, stage(it0 + n_kt - 1) + sa_htile<D>::K_BYTES);
+            sa_wg_commit();
+            turn_end();
             sa_wg_wait<0>();
 #pragma unroll
             for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
                 for (int i = 0; i < 4; ++i)
-                    sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
-            release(j - 1);
+                    sa_wg_keep(pa[kk][i]);
+            release(it0 + n_kt - 1);
             fold(alpha_prev);
+        }
+#else
+#pragma unroll 1
+        for (int j = 0; j < n_kt; ++j) {
+            const int it = it0 + j;
+            int32_t acc[32];
+            uint32_t pa[2][4];
+            float alpha[2];
+            turn_begin();
+            wait_full(it);
+            issue_qk(acc, stage(it));
+            turn_end();
+            sa_wg_wait<0>();
+#pragma unroll
+            for (int i = 0; i < 32; ++i)
+                sa_wg_touch(acc[i]);
+            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha, r, ks_of(it), j * SA_CTA_K, a, diag,
+                                            need_mask(j * SA_CTA_K), tq);
+            turn_begin();
+            sa_wg_fence();
+            sa_hw_issue_pv<D>(ot, pa, stage(it) + sa_htile<D>::K_BYTES);
+            sa_wg_commit();
+            turn_end();
+            sa_wg_wait<0>();
 #pragma unroll
             for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
                 for (int i = 0; i < 4; ++i)
-                    pa[kk][i] = pn[kk][i];
-            alpha_prev[0] = alpha[0];
-            alpha_prev[1] = alpha[1];
+                    sa_wg_keep(pa[kk][i]);
+            release(it);
+            fold(alpha);
         }
-        turn_begin();
-        sa_wg_fence();
-        sa_hw_issue_pv<D>(ot, pa, stage(n_kt - 1) + sa_htile<D>::K_BYTES);
-        sa_wg_commit();
-        turn_end();
-        sa_wg_wait<0>();
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                sa_wg_keep(pa[kk][i]);
-        release(n_kt - 1);
-        fold(alpha_prev);
-    }
-#else
-#pragma unroll 1
-    for (int j = 0; j < n_kt; ++j) {
-        int32_t acc[32];
-        uint32_t pa[2][4];
-        float alpha[2];
-        turn_begin();
-        wait_full(j);
-        issue_qk(acc, stage(j));
-        turn_end();
-        sa_wg_wait<0>();
-#pragma unroll
-        for (int i = 0; i < 32; ++i)
-            sa_wg_touch(acc[i]);
-        sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha, r, ks_of(j), j * SA_CTA_K, a, diag,
-                                        need_mask(j * SA_CTA_K), tq);
-        turn_begin();
-        sa_wg_fence();
-        sa_hw_issue_pv<D>(ot, pa, stage(j) + sa_htile<D>::K_BYTES);
-        sa_wg_commit();
-        turn_end();
-        sa_wg_wait<0>();
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                sa_wg_keep(pa[kk][i]);
-        release(j);
-        fold(alpha);
-    }
 #endif
+#if !SA_HW_QREG
+        sa_mbar_arrive(qempty); /* every Q·Kᵀ of this tile has completed (waited above) */
+#endif
+#if SA_HW_PERSIST
+        it0 += n_kt;
+#endif
+
+        /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite ---- */
+        char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
+        const float *vs = a.vscale + bhk * D;
+        bool nonfinite = false;
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            float s_ = r.sum[hh];
+            if (!SA_HW_ROWSUM_MMA) {
+                s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
+                s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
+            }
+            const int row = r.row0 + 8 * hh;
+            if (row >= a.lq)
+                continue;
+            const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
+            char *orow = ob + (int64_t)row * a.o_t * 2;
+#pragma unroll
+            for (int nt8 = 0; nt8 < NO; ++nt8) {
+                const int col = nt8 * 8 + 2 * tq;
+                if (col >= a.d)
+                    continue;
+                const float2 v2 = *(const float2 *)(vs + col);
+                const float x0 = o[nt8 * 4 + 2 * hh] * inv * v2.x;
+                const float x1 = o[nt8 * 4 + 2 * hh + 1] * inv * v2.y;
+                const uint32_t packed = sa_pack2<BF16>(x0, x1);
+                const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
+                if (col + 1 < a.d) {
+                    *(uint32_t *)(orow + col * 2) = packed;
+                    nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
+                } else {
+                    *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
+                }
+                nonfinite |= (packed & exp_mask) == exp_mask;
+            }
+            if (a.lse && tq == 0) {
+                float l = -INFINITY;
+                if (s_ > 0.0f) {
+                    l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
+                    if (a.qkm)
+                        l += a.qkm[bh * a.lq + row];
+                }
+                a.lse[bh * a.lq + row] = l;
+            }
+        }
+        if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
+            atomicExch(a.nonfinite, 1);
+    }
     if (SA_HW_PINGPONG && c == 0)
         sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */
-
-    /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite flag ---- */
-    char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
-    const float *vs = a.vscale + bhk * D;
-    bool nonfinite = false;
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        float s_ = r.sum[hh];
-        if (!SA_HW_ROWSUM_MMA) {
-            s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
-            s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
-        }
-        const int row = r.row0 + 8 * hh;
-        if (row >= a.lq)
-            continue;
-        const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
-        char *orow = ob + (int64_t)row * a.o_t * 2;
-#pragma unroll
-        for (int nt = 0; nt < NO; ++nt) {
-            const int col = nt * 8 + 2 * tq;
-            if (col >= a.d)
-                continue;
-            const float2 v2 = *(const float2 *)(vs + col);
-            const float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
-            const float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
-            const uint32_t packed = sa_pack2<BF16>(x0, x1);
-            const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
-            if (col + 1 < a.d) {
-                *(uint32_t *)(orow + col * 2) = packed;
-                nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
-            } else {
-                *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
-            }
-            nonfinite |= (packed & exp_mask) == exp_mask;
-        }
-        if (a.lse && tq == 0) {
-            float l = -INFINITY;
-            if (s_ > 0.0f) {
-                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
-                if (a.qkm)
-                    l += a.qkm[bh * a.lq + row];
-            }
-            a.lse[bh * a.lq + row] = l;
-        }
-    }
-    if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
-        atomicExch(a.nonfinite, 1);
 #else
-    (void)a;
+    (void)a, (void)n_tiles;
     __trap();
 #endif
 }
