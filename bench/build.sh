@@ -45,5 +45,5 @@ fi
 # The arch table (the library's "no code for this GPU" message names the --arch to build).
 cc -std=c11 -O2 -fPIC -Wall -Wextra -Werror -c "$root/kernels/archs/sa_archs.c" \
     -o "$out/obj/sa_archs.c.o"
-nvcc -shared -o "$out/libsageattn.so" "$out"/obj/*.o
+nvcc -shared -Xlinker --no-undefined -o "$out/libsageattn.so" "$out"/obj/*.o
 echo "built $out/libsageattn.so for $built"

@@ -44,7 +44,7 @@ for v in "${all_variants[@]}"; do
         -I"$root/kernels/include" -Xptxas -v -c "$root/kernels/src/attn/attn_hopper.cu" \
         -o "$out/$name/attn_hopper.o" >"$out/$name/ptxas.txt" 2>&1 ||
         { cat "$out/$name/ptxas.txt"; exit 1; }
-    nvcc -shared -o "$out/$name/libsageattn.so" "${objs[@]}" "$out/$name/attn_hopper.o"
+    nvcc -shared -Xlinker --no-undefined -o "$out/$name/libsageattn.so" "${objs[@]}" "$out/$name/attn_hopper.o"
     echo "built $out/$name/libsageattn.so ($flags)"
 done
 for f in "$out"/*/ptxas.txt; do
