@@ -5,6 +5,23 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char *const verdict_names[] = {"pass", "warn", "fail", "unsupported"};
+
+const char *st_verdict_name(enum st_verdict v)
+{
+    return (unsigned)v < 4 ? verdict_names[v] : "fail";
+}
+
+int st_verdict_from_name(const char *name, enum st_verdict *out)
+{
+    for (int i = 0; name && i < 4; i++)
+        if (!strcmp(name, verdict_names[i])) {
+            *out = (enum st_verdict)i;
+            return 0;
+        }
+    return -1;
+}
+
 enum st_safety st_judge_safe(const struct st_figures *f, char *why, size_t n)
 {
     if (n)

@@ -14,6 +14,13 @@
 extern "C" {
 #endif
 
+/* A verdict, as the program's JSON and the CLI spell it: "pass", "warn", "fail", "unsupported".
+ * A mode's comes from the safe judgement (pass safe, warn inaccurate, fail broken). */
+enum st_verdict { ST_PASS = 0, ST_WARN = 1, ST_FAIL = 2, ST_UNSUPPORTED = 3 };
+const char *st_verdict_name(enum st_verdict v);
+/* The verdict a name spells: 0, or -1 (and *out untouched) for a name that is none. */
+int st_verdict_from_name(const char *name, enum st_verdict *out);
+
 /* The safe bar. */
 #define ST_SAFE_COS 0.999
 #define ST_SAFE_REL_L1 0.05

@@ -215,12 +215,6 @@ struct st_bar st_bar_for_mode(int mode)
     return b;
 }
 
-const char *st_verdict_name(enum st_verdict v)
-{
-    static const char *names[] = {"pass", "warn", "fail", "unsupported"};
-    return names[v];
-}
-
 enum st_verdict st_judge_case(const struct st_bar *goal, const struct st_case *c,
                               struct st_case_result *r, double random_rel)
 {

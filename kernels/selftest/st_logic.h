@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "st_judge.h" /* enum st_verdict */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -79,9 +81,6 @@ struct st_case_result {
     int pass;                     /* met its goal: filled by st_judge_case */
     double goal_cos, goal_rel_l1; /* the limits st_judge_case held it to */
 };
-
-enum st_verdict { ST_PASS = 0, ST_WARN = 1, ST_FAIL = 2, ST_UNSUPPORTED = 3 };
-const char *st_verdict_name(enum st_verdict v);
 
 /* Judges one case against its mode's engineering goal (bar): random cases against the bar;
  * adversarial ones (every kind but ST_RANDOM) against twice the worst random rel-L1 of the same

@@ -97,7 +97,8 @@ static void draw_live(void *arg)
     char *head = xasprintf("  ...  %s", r->live_text ? r->live_text : "");
     char *line = build_progress_line(head, r->live_have ? &r->live_last : NULL,
                                      seconds_now() - r->live_t0, out_width(stdout));
-    printf("\r\033[K%s", line);
+    out_clear_line(stdout);
+    fputs(line, stdout);
     fflush(stdout);
     free(line);
     free(head);
@@ -258,18 +259,43 @@ static void stop(struct run *r, int code)
     r->exit_code = code;
 }
 
+/* A stage's command line: `sagebuild` and its words, as many as there are. */
+struct args {
+    const char **v; /* NULL-terminated once anything was added */
+    int n, cap;
+};
+
+static void args_add(struct args *a, const char *word)
+{
+    a->v = xgrow(a->v, &a->cap, a->n + 2, sizeof *a->v);
+    a->v[a->n++] = word;
+    a->v[a->n] = NULL;
+}
+
+/* Why `sagebuild <stage> --json` gave no result: how it ended and its stderr's last 600 bytes. */
+static char *no_result_why(enum stage_id s, const struct proc_result *pr, int parsed)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *how = proc_describe(pr);
+    sb_addf(&sb, "`sagebuild %s --json` %s%s", stage_names[s],
+            !parsed && pr->exited ? "printed no JSON; it " : "", how);
+    free(how);
+    size_t tl = pr->err_len ? strlen(pr->err) : 0;
+    if (tl)
+        sb_addf(&sb, ": %s", pr->err + (tl > 600 ? tl - 600 : 0));
+    return sb_detach(&sb);
+}
+
 /* Runs `sagebuild <args> --json`: 0 with its JSON text in *json_out (heap) and parsed into the
  * stage's output, or -1 with *why (heap) when it crashed, hung or printed no JSON. */
 static int run_stage(struct run *r, enum stage_id s, const char *const *args, int timeout_ms,
                      char **json_out, char **why)
 {
-    const char *argv[16];
-    int n = 0;
-    argv[n++] = r->self;
-    for (; *args && n < 14; args++)
-        argv[n++] = *args;
-    argv[n++] = "--json";
-    argv[n] = NULL;
+    struct args argv = {0};
+    args_add(&argv, r->self);
+    for (; *args; args++)
+        args_add(&argv, *args);
+    args_add(&argv, "--json");
     struct proc_opts po = {.timeout_ms = timeout_ms, .max_output = STAGE_MAX_OUTPUT};
     if (r->live && r->live_text) {
         r->live_t0 = seconds_now();
@@ -278,9 +304,10 @@ static int run_stage(struct run *r, enum stage_id s, const char *const *args, in
         po.tick_arg = r;
     }
     struct proc_result pr;
-    proc_run(argv, &po, &pr);
+    proc_run(argv.v, &po, &pr);
+    free(argv.v);
     if (po.tick) { /* the stage's own line comes next, where the live one was */
-        printf("\r\033[K");
+        out_clear_line(stdout);
         fflush(stdout);
     }
     free(r->live_text);
@@ -289,94 +316,92 @@ static int run_stage(struct run *r, enum stage_id s, const char *const *args, in
     r->last_exit = pr.exited ? pr.exit_code : -1;
     *json_out = NULL;
     *why = NULL;
-    int rc = 0;
-    char desc[160];
     cJSON *parsed = pr.out_len ? cJSON_Parse(pr.out) : NULL;
+    int rc = 0;
     if (!pr.started || pr.timed_out || pr.signaled || !parsed) {
-        const char *err_tail = pr.err_len ? pr.err : "";
-        size_t tl = strlen(err_tail);
-        *why = xasprintf("`sagebuild %s --json` %s%s%s", stage_names[s],
-                         !parsed && pr.exited ? "printed no JSON; it " : "",
-                         proc_describe(&pr, desc, sizeof desc), tl ? ": " : "");
-        if (tl) {
-            char *t = xasprintf("%s%.*s", *why, (int)(tl > 600 ? 600 : tl),
-                                err_tail + (tl > 600 ? tl - 600 : 0));
-            free(*why);
-            *why = t;
-        }
+        *why = no_result_why(s, &pr, parsed != NULL);
+        cJSON_Delete(parsed);
         rc = -1;
     } else {
         *json_out = xstrdup(pr.out);
         r->stages[s].output = parsed;
-        parsed = NULL;
     }
-    cJSON_Delete(parsed);
     proc_result_free(&pr);
     return rc;
 }
 
-static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs_fetch)
+/* The doctor's line: its counts and what `all` does about each error. */
+static char *doctor_line(const struct doctor_summary *d)
 {
-    const char *args[8] = {"doctor"};
-    int n = 1;
-    if (r->o->cuda_home) {
-        args[n++] = "--cuda-home";
-        args[n++] = r->o->cuda_home;
-    }
-    if (archs) {
-        args[n++] = "--arch";
-        args[n++] = archs;
-    }
-    args[n] = NULL;
-    char *json, *why;
-    *needs_fetch = 0;
-    if (run_stage(r, ST_DOCTOR, args, DOCTOR_TIMEOUT_MS, &json, &why) < 0) {
-        /* The doctor only advises: without it, build's own checks still stop a bad setup. */
-        set_stage(r, ST_DOCTOR, "warn", why, xstrdup("sagebuild doctor"));
-        return;
-    }
-    struct doctor_summary d;
-    char *err = NULL;
-    if (all_read_doctor(json, ngpus > 0, &d, &err) < 0) {
-        set_stage(r, ST_DOCTOR, "warn", err, xstrdup("sagebuild doctor"));
-        free(json);
-        return;
-    }
-    free(json);
-    const struct finding *block = all_first_block(&d);
+    struct strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "%d ok, %d %s, %d %s", d->ok, d->warn, plural(d->warn, "warning", "warnings"),
+            d->error, plural(d->error, "error", "errors"));
+    for (int i = 0; i < d->nfindings; i++)
+        sb_addf(&sb, "%s%s (%s)", i ? ", " : "; ", d->findings[i].id ? d->findings[i].id : "?",
+                d->findings[i].action == FINDING_FETCH   ? "fetch-cuda fixes it"
+                : d->findings[i].action == FINDING_BUILD ? "build handles it"
+                                                         : "not needed for these kernels");
+    return sb_detach(&sb);
+}
+
+/* What the doctor found: a stop, a fetch to do, or only a line with its warnings. */
+static void act_on_doctor(struct run *r, const struct doctor_summary *d, int *needs_fetch)
+{
+    const struct finding *block = all_first_block(d);
     if (block) {
         set_stage(r, ST_DOCTOR, "error",
                   xasprintf("%s: %s", block->id ? block->id : "?",
                             block->summary ? block->summary : "error"),
                   block->fix ? xstrdup(block->fix) : xstrdup("sagebuild doctor -v"));
         stop(r, SB_EXIT_ERROR);
-    } else {
-        struct strbuf sb = STRBUF_INIT;
-        sb_addf(&sb, "%d ok, %d %s, %d %s", d.ok, d.warn, plural(d.warn, "warning", "warnings"),
-                d.error, plural(d.error, "error", "errors"));
-        for (int i = 0; i < d.nfindings; i++)
-            sb_addf(&sb, "%s%s (%s)", i ? ", " : "; ", d.findings[i].id ? d.findings[i].id : "?",
-                    d.findings[i].action == FINDING_FETCH   ? "fetch-cuda fixes it"
-                    : d.findings[i].action == FINDING_BUILD ? "build handles it"
-                                                            : "not needed for these kernels");
-        set_stage(r, ST_DOCTOR, d.error || d.warn ? "warn" : "ok", sb_detach(&sb), NULL);
-        for (int i = 0; i < d.nwarnings; i++)
-            add_warning(r, ST_DOCTOR, d.warnings[i].id ? d.warnings[i].id : "?",
-                        d.warnings[i].summary);
-        *needs_fetch = d.needs_fetch;
-        if (d.needs_fetch && r->o->cuda_home) {
-            const struct finding *f = NULL;
-            for (int i = 0; i < d.nfindings && !f; i++)
-                if (d.findings[i].action == FINDING_FETCH)
-                    f = &d.findings[i];
-            set_stage(r, ST_DOCTOR, "error",
-                      xasprintf("the toolkit given by --cuda-home does not fit: %s",
-                                f && f->summary ? f->summary : "see sagebuild doctor"),
-                      xstrdup(f && f->fix ? f->fix : "leave --cuda-home out to let all fetch one"));
-            stop(r, SB_EXIT_ERROR);
-        }
+        return;
     }
-    all_doctor_summary_free(&d);
+    set_stage(r, ST_DOCTOR, d->error || d->warn ? "warn" : "ok", doctor_line(d), NULL);
+    for (int i = 0; i < d->nwarnings; i++)
+        add_warning(r, ST_DOCTOR, d->warnings[i].id ? d->warnings[i].id : "?",
+                    d->warnings[i].summary);
+    *needs_fetch = d->needs_fetch;
+    if (!d->needs_fetch || !r->o->cuda_home)
+        return;
+    const struct finding *f = NULL;
+    for (int i = 0; i < d->nfindings && !f; i++)
+        if (d->findings[i].action == FINDING_FETCH)
+            f = &d->findings[i];
+    set_stage(r, ST_DOCTOR, "error",
+              xasprintf("the toolkit given by --cuda-home does not fit: %s",
+                        f && f->summary ? f->summary : "see sagebuild doctor"),
+              xstrdup(f && f->fix ? f->fix : "leave --cuda-home out to let all fetch one"));
+    stop(r, SB_EXIT_ERROR);
+}
+
+static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs_fetch)
+{
+    struct args args = {0};
+    args_add(&args, "doctor");
+    if (r->o->cuda_home) {
+        args_add(&args, "--cuda-home");
+        args_add(&args, r->o->cuda_home);
+    }
+    if (archs) {
+        args_add(&args, "--arch");
+        args_add(&args, archs);
+    }
+    char *json, *why, *err = NULL;
+    *needs_fetch = 0;
+    int ran = run_stage(r, ST_DOCTOR, args.v, DOCTOR_TIMEOUT_MS, &json, &why);
+    free(args.v);
+    struct doctor_summary d;
+    if (ran < 0) {
+        /* The doctor only advises: without it, build's own checks still stop a bad setup. */
+        set_stage(r, ST_DOCTOR, "warn", why, xstrdup("sagebuild doctor"));
+    } else if (all_read_doctor(json, r->last_exit, ngpus > 0, &d, &err) < 0) {
+        set_stage(r, ST_DOCTOR, "warn", xasprintf("doctor: %s", err), xstrdup("sagebuild doctor"));
+        free(err);
+    } else {
+        act_on_doctor(r, &d, needs_fetch);
+        all_doctor_summary_free(&d);
+    }
+    free(json);
 }
 
 static int confirm_fetch(struct run *r)
@@ -394,6 +419,7 @@ static int confirm_fetch(struct run *r)
     return line[0] == '\n' || line[0] == 'y' || line[0] == 'Y';
 }
 
+/* The toolkit fetch-cuda installed (heap), or NULL when the run stopped. */
 static char *stage_fetch(struct run *r)
 {
     if (!confirm_fetch(r)) {
@@ -409,28 +435,22 @@ static char *stage_fetch(struct run *r)
         args[1] = "--source";
         args[2] = r->o->source;
     }
-    char *json, *why;
+    char *json, *why, *err = NULL, *prefix = NULL;
     if (run_stage(r, ST_FETCH, args, FETCH_TIMEOUT_MS, &json, &why) < 0) {
         set_stage(r, ST_FETCH, "error", why, xstrdup("sagebuild fetch-cuda"));
         stop(r, SB_EXIT_ERROR);
         return NULL;
     }
-    struct stage_result sr;
-    char *err = NULL;
-    char *prefix = NULL;
-    if (all_read_stage(json, &sr, &err) < 0) {
+    struct stage_outcome sr;
+    if (all_read_stage(json, "fetch-cuda", r->last_exit, &sr, &err) < 0) {
         set_stage(r, ST_FETCH, "error", xasprintf("fetch-cuda: %s", err),
                   xstrdup("sagebuild fetch-cuda"));
         free(err);
         stop(r, SB_EXIT_ERROR);
-    } else if (sr.error || !strcmp(sr.status, "error") ||
-               (r->last_exit != 0 && r->last_exit != SB_EXIT_WARN)) {
-        /* Exit 1 means installed with a warning (no host compiler for the post-check): the
-         * build stage finds the compiler problem itself and says how to fix it. */
-        set_stage(r, ST_FETCH, "error",
-                  sr.error
-                      ? xstrdup(sr.error)
-                      : xasprintf("fetch-cuda ended with status %d (%s)", r->last_exit, sr.status),
+    } else if (sr.status == STAGE_ERROR) {
+        /* A warning (installed, but no host compiler for the post-check) goes on: the build
+         * stage finds the compiler problem itself and says how to fix it. */
+        set_stage(r, ST_FETCH, "error", xstrdup(sr.summary),
                   xstrdup(sr.fix ? sr.fix
                                  : "sagebuild fetch-cuda --mirror URL (a mirror that works; see "
                                    "its --help), then sagebuild all"));
@@ -443,7 +463,7 @@ static char *stage_fetch(struct run *r)
         prefix = xstrdup(sr.prefix);
         set_stage(r, ST_FETCH, "ok", xasprintf("toolkit in %s", prefix), NULL);
     }
-    all_stage_result_free(&sr);
+    all_stage_outcome_free(&sr);
     free(json);
     return prefix;
 }
@@ -462,19 +482,9 @@ static void show_tail(struct run *r, const char *tail, const char *from)
     }
 }
 
-static char *stage_build(struct run *r, const char *archs, const char *cuda_home)
+/* Says what the build does: on a terminal the live line follows its log in progress. */
+static void announce_build(struct run *r, const char *archs)
 {
-    const char *args[10] = {"build", "--arch", archs};
-    int n = 3;
-    if (cuda_home) {
-        args[n++] = "--cuda-home";
-        args[n++] = cuda_home;
-    }
-    if (r->o->out) {
-        args[n++] = "--out";
-        args[n++] = r->o->out;
-    }
-    args[n] = NULL;
     char *out_dir = build_out_dir(r->o->out);
     char *running = build_progress_log_path(out_dir);
     if (r->live)
@@ -483,80 +493,120 @@ static char *stage_build(struct run *r, const char *archs, const char *cuda_home
         announce(r, NULL, "build: %s into %s (log: %s/build.log)", archs, out_dir, out_dir);
     free(running);
     free(out_dir);
-    char *json, *why;
-    if (run_stage(r, ST_BUILD, args, BUILD_TIMEOUT_MS, &json, &why) < 0) {
+}
+
+/* The build's install prefix (heap), or NULL when the run stopped. */
+static char *stage_build(struct run *r, const char *archs, const char *cuda_home)
+{
+    struct args args = {0};
+    args_add(&args, "build");
+    args_add(&args, "--arch");
+    args_add(&args, archs);
+    if (cuda_home) {
+        args_add(&args, "--cuda-home");
+        args_add(&args, cuda_home);
+    }
+    if (r->o->out) {
+        args_add(&args, "--out");
+        args_add(&args, r->o->out);
+    }
+    announce_build(r, archs);
+    char *json, *why, *err = NULL, *out = NULL;
+    int ran = run_stage(r, ST_BUILD, args.v, BUILD_TIMEOUT_MS, &json, &why);
+    free(args.v);
+    if (ran < 0) {
         set_stage(r, ST_BUILD, "error", why, xstrdup("sagebuild build --arch ... (to see it run)"));
         stop(r, SB_EXIT_ERROR);
         return NULL;
     }
-    struct stage_result sr;
-    char *err = NULL, *out = NULL;
-    if (all_read_stage(json, &sr, &err) < 0) {
+    struct stage_outcome sr;
+    if (all_read_stage(json, "build", r->last_exit, &sr, &err) < 0) {
         set_stage(r, ST_BUILD, "error", xasprintf("build: %s", err), NULL);
         free(err);
         stop(r, SB_EXIT_ERROR);
-    } else if (sr.error) {
+    } else if (sr.status == STAGE_ERROR) {
         show_tail(r, sr.log_tail, sr.log);
         set_stage(r, ST_BUILD, "error",
-                  sr.log ? xasprintf("%s (full log: %s)", sr.error, sr.log) : xstrdup(sr.error),
+                  sr.log ? xasprintf("%s (full log: %s)", sr.summary, sr.log) : xstrdup(sr.summary),
                   sr.fix ? xstrdup(sr.fix) : NULL);
-        stop(r, sr.exit_code > 0 ? sr.exit_code : SB_EXIT_ERROR);
+        stop(r, sr.exit_code);
     } else {
         out = xstrdup(sr.out ? sr.out : ".");
-        set_stage(r, ST_BUILD, "ok",
-                  sr.up_to_date ? xasprintf("%s in %s: up to date, no work done",
-                                            sr.archs ? sr.archs : archs, out)
-                                : xasprintf("%s in %s (%.0f CPU s)", sr.archs ? sr.archs : archs,
-                                            out, sr.cpu_seconds),
-                  NULL);
+        set_stage(r, ST_BUILD, "ok", xstrdup(sr.summary), NULL);
     }
-    all_stage_result_free(&sr);
+    all_stage_outcome_free(&sr);
     free(json);
     return out;
+}
+
+/* A summary of several lines (one per GPU) with the lines after the first under the first. */
+static char *indented(const char *summary)
+{
+    struct strbuf sb = STRBUF_INIT;
+    for (const char *p = summary; *p; p++) {
+        if (*p == '\n')
+            sb_adds(&sb, "\n                ");
+        else
+            sb_add(&sb, p, 1);
+    }
+    return sb_detach(&sb);
 }
 
 static void stage_selftest(struct run *r, const char *build_dir)
 {
     const char *args[] = {"selftest", "--build", build_dir, NULL};
     announce(r, NULL, "selftest: running the kernels on each GPU");
-    char *json, *why;
+    char *json, *why, *err = NULL;
     if (run_stage(r, ST_SELFTEST, args, SELFTEST_TIMEOUT_MS, &json, &why) < 0) {
         set_stage(r, ST_SELFTEST, "error", why,
                   xasprintf("sagebuild selftest --build %s   (to see it run)", build_dir));
         stop(r, SB_EXIT_ERROR);
         return;
     }
-    struct stage_result sr;
-    char *err = NULL;
-    if (all_read_stage(json, &sr, &err) < 0) {
+    struct stage_outcome sr;
+    if (all_read_stage(json, "selftest", r->last_exit, &sr, &err) < 0) {
         set_stage(r, ST_SELFTEST, "error", xasprintf("selftest: %s", err), NULL);
         free(err);
         stop(r, SB_EXIT_ERROR);
-    } else if (sr.exit_code == SB_EXIT_SKIPPED) {
+    } else if (sr.status == STAGE_SKIPPED) {
         /* Built for --arch on a machine without a GPU: nothing to test here, and not a failure. */
         set_stage(
-            r, ST_SELFTEST, "skipped", xasprintf("skipped: %s", sr.skipped ? sr.skipped : "no GPU"),
+            r, ST_SELFTEST, "skipped", xstrdup(sr.summary),
             xasprintf("on the machine with the GPU: sagebuild selftest --build %s", build_dir));
         r->exit_code = SB_EXIT_OK;
     } else {
-        if (sr.error)
-            show_tail(r, sr.log_tail, "sageattn-selftest");
-        const char *state = sr.error || sr.exit_code == SB_EXIT_ERROR ? "error"
-                            : sr.exit_code == SB_EXIT_WARN            ? "warn"
-                                                                      : "ok";
-        char *summary = sr.error      ? xstrdup(sr.error)
-                        : sr.verdicts ? xstrndup(sr.verdicts, strlen(sr.verdicts) - 1)
-                                      : xstrdup(sr.status);
-        /* one line per GPU: indent the ones after the first under the stage name */
-        struct strbuf sb = STRBUF_INIT;
-        for (const char *p = summary; *p; p++)
-            sb_adds(&sb, *p == '\n' ? "\n                " : (char[]){*p, 0});
-        free(summary);
-        set_stage(r, ST_SELFTEST, state, sb_detach(&sb), sr.fix ? xstrdup(sr.fix) : NULL);
-        r->exit_code = sr.exit_code >= 0 && sr.exit_code <= 2 ? sr.exit_code : SB_EXIT_ERROR;
+        show_tail(r, sr.log_tail, "sageattn-selftest");
+        set_stage(r, ST_SELFTEST, stage_status_name(sr.status), indented(sr.summary),
+                  sr.fix ? xstrdup(sr.fix) : NULL);
+        r->exit_code = sr.status == STAGE_ERROR ? SB_EXIT_ERROR : sr.exit_code;
     }
-    all_stage_result_free(&sr);
+    all_stage_outcome_free(&sr);
     free(json);
+}
+
+/* "sageattention 2.2.0+sagebuild.0.1.0 into PY (replaced 2.1.1, the upstream SageAttention)"
+ * and the install's notes, one per line, from its result's payload. */
+static char *install_line(const cJSON *payload, const char *python)
+{
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(payload, "version");
+    const cJSON *replaced = cJSON_GetObjectItemCaseSensitive(payload, "replaced");
+    const cJSON *was = cJSON_GetObjectItemCaseSensitive(replaced, "version");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(payload, "notes");
+    struct strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "sageattention %s into %s", cJSON_IsString(version) ? version->valuestring : "?",
+            python);
+    if (cJSON_IsString(was))
+        sb_addf(&sb, " (replaced %s%s)", was->valuestring,
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(replaced, "ours"))
+                    ? ""
+                    : ", the upstream SageAttention");
+    const cJSON *n;
+    cJSON_ArrayForEach(n, notes)
+    {
+        if (cJSON_IsString(n))
+            sb_addf(&sb, "\n                %s", n->valuestring);
+    }
+    return sb_detach(&sb);
 }
 
 static void stage_install(struct run *r, const char *build_dir)
@@ -570,7 +620,7 @@ static void stage_install(struct run *r, const char *build_dir)
                           r->o->yes ? "--yes" : NULL,
                           NULL};
     announce(r, NULL, "install: the drop-in sageattention into %s", r->o->python);
-    char *json, *why;
+    char *json, *why, *err = NULL;
     if (run_stage(r, ST_INSTALL, args, INSTALL_TIMEOUT_MS, &json, &why) < 0) {
         set_stage(r, ST_INSTALL, "error", why,
                   xasprintf("sagebuild install --python %s --build %s   (to see it run)",
@@ -578,43 +628,21 @@ static void stage_install(struct run *r, const char *build_dir)
         stop(r, SB_EXIT_ERROR);
         return;
     }
-    struct stage_result sr;
-    char *err = NULL;
-    const cJSON *out = r->stages[ST_INSTALL].output;
-    const cJSON *wheel = cJSON_GetObjectItemCaseSensitive(out, "wheel");
-    const cJSON *version = cJSON_GetObjectItemCaseSensitive(wheel, "version");
-    const cJSON *replaced = cJSON_GetObjectItemCaseSensitive(out, "replaced");
-    const cJSON *was = cJSON_GetObjectItemCaseSensitive(replaced, "version");
-    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(out, "notes");
-    if (all_read_stage(json, &sr, &err) < 0) {
+    struct stage_outcome sr;
+    if (all_read_stage(json, "install", r->last_exit, &sr, &err) < 0) {
         set_stage(r, ST_INSTALL, "error", xasprintf("install: %s", err), NULL);
         free(err);
         stop(r, SB_EXIT_ERROR);
-    } else if (sr.error || (r->last_exit != 0 && r->last_exit != SB_EXIT_WARN)) {
-        set_stage(r, ST_INSTALL, "error", xstrdup(sr.error ? sr.error : "install failed"),
-                  sr.fix ? xstrdup(sr.fix) : NULL);
+    } else if (sr.status == STAGE_ERROR) {
+        set_stage(r, ST_INSTALL, "error", xstrdup(sr.summary), sr.fix ? xstrdup(sr.fix) : NULL);
         stop(r, SB_EXIT_ERROR);
     } else {
-        struct strbuf sb = STRBUF_INIT;
-        sb_addf(&sb, "sageattention %s into %s",
-                cJSON_IsString(version) ? version->valuestring : "?", r->o->python);
-        if (cJSON_IsString(was))
-            sb_addf(&sb, " (replaced %s%s)", was->valuestring,
-                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(replaced, "ours"))
-                        ? ""
-                        : ", the upstream SageAttention");
-        const cJSON *n;
-        cJSON_ArrayForEach(n, notes)
-        {
-            if (cJSON_IsString(n))
-                sb_addf(&sb, "\n                %s", n->valuestring);
-        }
-        set_stage(r, ST_INSTALL, r->last_exit == SB_EXIT_WARN ? "warn" : "ok", sb_detach(&sb),
-                  NULL);
-        if (r->last_exit == SB_EXIT_WARN && r->exit_code == SB_EXIT_OK)
+        set_stage(r, ST_INSTALL, sr.status == STAGE_WARN ? "warn" : "ok",
+                  install_line(sr.payload, r->o->python), NULL);
+        if (sr.status == STAGE_WARN && r->exit_code == SB_EXIT_OK)
             r->exit_code = SB_EXIT_WARN;
     }
-    all_stage_result_free(&sr);
+    all_stage_outcome_free(&sr);
     free(json);
 }
 
@@ -634,6 +662,35 @@ static cJSON *call_lines_json(const char *text)
     return arr;
 }
 
+/* The call on each GPU: one line each, and the worst verdict sets the stage's state. */
+static void judge_calls(struct run *r, const struct call_report *rep)
+{
+    enum call_verdict worst = CALL_OK;
+    struct strbuf sb = STRBUF_INIT;
+    for (int i = 0; i < rep->ngpus; i++) {
+        enum call_verdict v;
+        char *line = all_call_line(&rep->gpus[i], &v);
+        sb_addf(&sb, "%s%s", i ? "\n                " : "", line);
+        free(line);
+        if (v > worst)
+            worst = v;
+    }
+    if (rep->ngpus == 0)
+        sb_adds(&sb, "torch listed no GPU");
+    set_stage(r, ST_CALL,
+              worst == CALL_FAIL   ? "error"
+              : worst == CALL_WARN ? "warn"
+                                   : "ok",
+              sb_detach(&sb),
+              worst == CALL_FAIL
+                  ? xasprintf("sagebuild doctor --python %s sageattention", r->o->python)
+                  : NULL);
+    if (worst == CALL_FAIL)
+        stop(r, SB_EXIT_ERROR);
+    else if (worst == CALL_WARN && r->exit_code == SB_EXIT_OK)
+        r->exit_code = SB_EXIT_WARN;
+}
+
 static void stage_call(struct run *r, int ngpus)
 {
     if (ngpus == 0) {
@@ -647,14 +704,16 @@ static void stage_call(struct run *r, int ngpus)
     proc_run(argv, &po, &pr);
     r->stages[ST_CALL].output = call_lines_json(pr.out);
     struct call_report rep;
-    char *err = NULL, desc[160];
+    char *err = NULL;
     if (all_parse_call(pr.out, &rep, &err) < 0 || pr.timed_out || pr.signaled) {
         show_tail(r, pr.err, "the call's stderr");
+        char *how = proc_describe(&pr);
         set_stage(
             r, ST_CALL, "error",
-            xasprintf("the real call through %s %s%s%s", r->o->python,
-                      proc_describe(&pr, desc, sizeof desc), err ? ": " : "", err ? err : ""),
+            xasprintf("the real call through %s %s%s%s", r->o->python, how, err ? ": " : "",
+                      err ? err : ""),
             xasprintf("%s -c 'import sageattention'   (and see the output above)", r->o->python));
+        free(how);
         stop(r, SB_EXIT_ERROR);
     } else if (rep.import_error) {
         set_stage(r, ST_CALL, "error",
@@ -666,36 +725,12 @@ static void stage_call(struct run *r, int ngpus)
         set_stage(r, ST_CALL, "skipped", xasprintf("skipped: %s", rep.skipped),
                   xasprintf("install torch with CUDA into %s to compare with SDPA", r->o->python));
     } else {
-        enum call_verdict worst = CALL_OK;
-        struct strbuf sb = STRBUF_INIT;
-        for (int i = 0; i < rep.ngpus; i++) {
-            enum call_verdict v;
-            char *line = all_call_line(&rep.gpus[i], &v);
-            sb_addf(&sb, "%s%s", i ? "\n                " : "", line);
-            free(line);
-            if (v > worst)
-                worst = v;
-        }
-        if (rep.ngpus == 0)
-            sb_adds(&sb, "torch listed no GPU");
-        set_stage(r, ST_CALL,
-                  worst == CALL_FAIL   ? "error"
-                  : worst == CALL_WARN ? "warn"
-                                       : "ok",
-                  sb_detach(&sb),
-                  worst == CALL_FAIL
-                      ? xasprintf("sagebuild doctor --python %s sageattention", r->o->python)
-                      : NULL);
-        if (worst == CALL_FAIL)
-            stop(r, SB_EXIT_ERROR);
-        else if (worst == CALL_WARN && r->exit_code == SB_EXIT_OK)
-            r->exit_code = SB_EXIT_WARN;
+        judge_calls(r, &rep);
     }
     all_call_report_free(&rep);
     free(err);
     proc_result_free(&pr);
 }
-
 static void print_json(struct run *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -759,6 +794,106 @@ static void print_json(struct run *r)
     cJSON_Delete(root);
 }
 
+/* Which archs to build: decided first, so a machine without a GPU stops before any download.
+ * SB_EXIT_OK with *archs (heap; NULL when the run stopped), or SB_EXIT_USAGE for a bad --arch. */
+static int stage_archs(struct run *r, const struct gpu_cc *gpus, int ngpus, char **archs)
+{
+    const char *spec = r->o->arch;
+    *archs = NULL;
+    if ((!spec || strstr(spec, "native")) && ngpus == 0) {
+        set_stage(r, ST_ARCHS, "error",
+                  xstrdup("no NVIDIA GPU was found, so `all` cannot tell which archs to build"),
+                  build_arch_examples("name them: sagebuild all --arch ", ""));
+        stop(r, SB_EXIT_ERROR);
+        return SB_EXIT_OK;
+    }
+    struct arch_list list;
+    char *notes = NULL, *err = NULL;
+    if (build_arch_parse_spec(spec ? spec : "native", gpus, ngpus, &list, &notes, &err) < 0) {
+        fprintf(stderr, "sagebuild all: %s\n", err);
+        free(err);
+        return SB_EXIT_USAGE;
+    }
+    *archs = build_arch_join(&list, ",");
+    set_stage(r, ST_ARCHS, "ok",
+              xasprintf("%s (%s)", *archs,
+                        spec         ? "from --arch"
+                        : ngpus == 1 ? "for the GPU present"
+                                     : "for the GPUs present"),
+              NULL);
+    for (char *line = notes, *nl; line && *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            nl = line + strlen(line) - 1;
+        say(r, "      note: %.*s\n", (int)(nl - line), line);
+    }
+    free(notes);
+    return SB_EXIT_OK;
+}
+
+/* doctor, fetch-cuda when needed, build, selftest, and with --python install and call; each
+ * only while no stage has stopped the run. */
+static void run_stages(struct run *r, const char *archs, int ngpus)
+{
+    int needs_fetch = 0;
+    char *fetched = NULL, *out = NULL;
+    if (!r->stopped)
+        stage_doctor(r, archs, ngpus, &needs_fetch);
+    if (!r->stopped && needs_fetch)
+        fetched = stage_fetch(r);
+    else if (!r->stopped)
+        set_stage(r, ST_FETCH, "skipped", xstrdup("not needed: the toolkit fits"), NULL);
+    if (!r->stopped)
+        out = stage_build(r, archs, fetched ? fetched : r->o->cuda_home);
+    if (!r->stopped)
+        stage_selftest(r, out);
+    if (!r->stopped && r->o->python)
+        stage_install(r, out);
+    if (!r->stopped && r->o->python)
+        stage_call(r, ngpus);
+    free(fetched);
+    free(out);
+}
+
+/* The last line for people: how the run ended and what to do next. */
+static void print_ending(const struct run *r)
+{
+    const struct all_opts *o = r->o;
+    int nwarnings = cJSON_GetArraySize(r->warnings);
+    if (r->stopped)
+        printf("sagebuild all: stopped; fix the problem above and run it again.\n");
+    else if (o->python)
+        printf("sagebuild all: %s; `import sageattention` in %s now runs these kernels.\n",
+               r->exit_code == SB_EXIT_OK     ? "done"
+               : r->exit_code == SB_EXIT_WARN ? "done, with the warnings above"
+                                              : "installed, but the self-test failed (see above)",
+               o->python);
+    else if (r->stages[ST_SELFTEST].state && !strcmp(r->stages[ST_SELFTEST].state, "skipped"))
+        printf("sagebuild all: built; the self-test needs a GPU (see above).\n");
+    else if (r->exit_code == SB_EXIT_OK && nwarnings > 0)
+        printf("sagebuild all: done: built and tested, with %d %s (above).\n", nwarnings,
+               plural(nwarnings, "warning", "warnings"));
+    else if (r->exit_code == SB_EXIT_OK)
+        printf("sagebuild all: done: built and tested.\n");
+    else
+        printf("sagebuild all: built; the self-test %s (exit %d).\n",
+               r->exit_code == SB_EXIT_WARN ? "passed with warnings" : "failed", r->exit_code);
+    if (!r->stopped && !o->python)
+        printf("To use them from PyTorch (ComfyUI): sagebuild install --python "
+               "~/ComfyUI/venv/bin/python\n");
+}
+
+static void run_free(struct run *r)
+{
+    for (int s = 0; s < NSTAGES; s++) {
+        free(r->stages[s].summary);
+        free(r->stages[s].fix);
+        cJSON_Delete(r->stages[s].output);
+    }
+    cJSON_Delete(r->warnings);
+    free(r->self);
+}
+
 int cmd_all(int argc, char **argv, const struct global_opts *g)
 {
     struct all_opts o;
@@ -776,94 +911,19 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
         return SB_EXIT_INTERNAL;
     }
     r.warnings = cJSON_CreateArray();
-
-    /* Which archs: decided first, so a machine without a GPU stops before any download. */
     struct gpu_cc gpus[16];
     int ngpus = build_gpus_present(gpus, 16, NULL);
     char *archs = NULL;
-    if ((!o.arch || strstr(o.arch, "native")) && ngpus == 0) {
-        set_stage(&r, ST_ARCHS, "error",
-                  xstrdup("no NVIDIA GPU was found, so `all` cannot tell which archs to build"),
-                  build_arch_examples("name them: sagebuild all --arch ", ""));
-        stop(&r, SB_EXIT_ERROR);
-    } else {
-        struct arch_list list;
-        char *notes = NULL, *err = NULL;
-        if (build_arch_parse_spec(o.arch ? o.arch : "native", gpus, ngpus, &list, &notes, &err) <
-            0) {
-            fprintf(stderr, "sagebuild all: %s\n", err);
-            free(err);
-            free(r.self);
-            cJSON_Delete(r.warnings);
-            return SB_EXIT_USAGE;
-        }
-        archs = build_arch_join(&list, ",");
-        set_stage(&r, ST_ARCHS, "ok",
-                  xasprintf("%s (%s)", archs,
-                            o.arch       ? "from --arch"
-                            : ngpus == 1 ? "for the GPU present"
-                                         : "for the GPUs present"),
-                  NULL);
-        for (char *line = notes, *nl; line && *line; line = nl + 1) {
-            nl = strchr(line, '\n');
-            if (!nl)
-                nl = line + strlen(line) - 1;
-            say(&r, "      note: %.*s\n", (int)(nl - line), line);
-        }
-        free(notes);
+    rc = stage_archs(&r, gpus, ngpus, &archs);
+    if (rc == SB_EXIT_OK) {
+        run_stages(&r, archs, ngpus);
+        if (o.json)
+            print_json(&r);
+        else
+            print_ending(&r);
+        rc = r.exit_code;
     }
-
-    int needs_fetch = 0;
-    char *fetched = NULL, *out = NULL;
-    if (!r.stopped)
-        stage_doctor(&r, archs, ngpus, &needs_fetch);
-    if (!r.stopped && needs_fetch)
-        fetched = stage_fetch(&r);
-    else if (!r.stopped)
-        set_stage(&r, ST_FETCH, "skipped", xstrdup("not needed: the toolkit fits"), NULL);
-    if (!r.stopped)
-        out = stage_build(&r, archs, fetched ? fetched : o.cuda_home);
-    if (!r.stopped)
-        stage_selftest(&r, out);
-    if (!r.stopped && o.python)
-        stage_install(&r, out);
-    if (!r.stopped && o.python)
-        stage_call(&r, ngpus);
-
-    if (o.json)
-        print_json(&r);
-    else if (r.stopped)
-        printf("sagebuild all: stopped; fix the problem above and run it again.\n");
-    else if (o.python)
-        printf("sagebuild all: %s; `import sageattention` in %s now runs these kernels.\n",
-               r.exit_code == SB_EXIT_OK     ? "done"
-               : r.exit_code == SB_EXIT_WARN ? "done, with the warnings above"
-                                             : "installed, but the self-test failed (see above)",
-               o.python);
-    else if (r.stages[ST_SELFTEST].state && !strcmp(r.stages[ST_SELFTEST].state, "skipped"))
-        printf("sagebuild all: built; the self-test needs a GPU (see above).\n");
-    else if (r.exit_code == SB_EXIT_OK && cJSON_GetArraySize(r.warnings) > 0)
-        printf("sagebuild all: done: built and tested, with %d %s (above).\n",
-               cJSON_GetArraySize(r.warnings),
-               plural(cJSON_GetArraySize(r.warnings), "warning", "warnings"));
-    else if (r.exit_code == SB_EXIT_OK)
-        printf("sagebuild all: done: built and tested.\n");
-    else
-        printf("sagebuild all: built; the self-test %s (exit %d).\n",
-               r.exit_code == SB_EXIT_WARN ? "passed with warnings" : "failed", r.exit_code);
-    if (!o.json && !r.stopped && !o.python)
-        printf("To use them from PyTorch (ComfyUI): sagebuild install --python "
-               "~/ComfyUI/venv/bin/python\n");
-    for (int s = 0; s < NSTAGES; s++) {
-        free(r.stages[s].summary);
-        free(r.stages[s].fix);
-        cJSON_Delete(r.stages[s].output);
-    }
-    cJSON_Delete(r.warnings);
-    rc = r.exit_code;
     free(archs);
-    free(fetched);
-    free(out);
-    free(r.self);
+    run_free(&r);
     return rc;
 }

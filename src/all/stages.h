@@ -3,6 +3,7 @@
 #ifndef SB_ALL_STAGES_H
 #define SB_ALL_STAGES_H
 
+#include "util/stage_result.h"
 #include "util/strbuf.h"
 
 /* What `all` does about a doctor finding. */
@@ -35,34 +36,35 @@ struct doctor_summary {
     int nwarnings;
 };
 
-/* Reads `doctor --json` output. 0, or -1 with *error (heap). */
-int all_read_doctor(const char *json, int gpus_present, struct doctor_summary *out, char **error);
+/* Reads the output of `doctor --json` that exited with process_exit: its stage result
+ * (util/stage_result.h), whose payload holds the counts and every warning and error. 0, or -1
+ * with *error (heap), as all_read_stage. */
+int all_read_doctor(const char *json, int process_exit, int gpus_present,
+                    struct doctor_summary *out, char **error);
 /* The first blocking finding, or NULL. */
 const struct finding *all_first_block(const struct doctor_summary *d);
 void all_doctor_summary_free(struct doctor_summary *d);
 
-/* What any stage's JSON says in common ("status", "exit_code", "error": {"summary","fix"}),
- * plus the few fields later stages need. */
-struct stage_result {
-    char *status; /* "ok", "error", "pass", "warn", "fail", "skipped", ... */
+/* What a stage's result says (util/stage_result.h), copied out, with the payload members later
+ * steps use. */
+struct stage_outcome {
+    enum stage_status status;
     int exit_code;
-    char *error;
-    char *fix;
-    char *prefix;   /* fetch-cuda: the toolkit it installed */
+    char *summary;
+    char *fix;      /* NULL: the stage gave none */
+    char *prefix;   /* fetch-cuda: the toolkit it installed (NULL unless installed/unchanged) */
     char *out;      /* build: the install prefix */
-    char *archs;    /* build: record.archs */
-    int up_to_date; /* build */
-    double cpu_seconds;
-    char *log;      /* build: the kept log, and its last lines after a failure */
-    char *log_tail; /* (selftest: its output tail) */
-    char *skipped;  /* selftest */
-    char *verdicts; /* selftest: "GPU 0 NVIDIA H200: recommended mode int8-fp16 (414 TOPS);
-                       safe: fp16, int8-fp16, int8-fp8" lines */
-    char *record;   /* selftest: the recommendation.json it wrote */
+    char *log;      /* build: the kept log, after a failure */
+    char *log_tail; /* build: its last lines; selftest: the program's output tail */
+    char *skipped;  /* selftest: why nothing was tested */
+    cJSON *payload; /* the whole payload (install: "version", "replaced", "notes") */
 };
 
-/* Reads a stage's JSON. 0, or -1 with *error (heap) for output that is not JSON of ours. */
-int all_read_stage(const char *json, struct stage_result *out, char **error);
-void all_stage_result_free(struct stage_result *r);
+/* Reads the result of `sagebuild <command> --json` that exited with process_exit: 0, or -1 with
+ * *error (heap) when the output is not JSON with a result from that command, or when the result's
+ * exit code is not the process's (one of them is misread). */
+int all_read_stage(const char *json, const char *command, int process_exit,
+                   struct stage_outcome *out, char **error);
+void all_stage_outcome_free(struct stage_outcome *r);
 
 #endif

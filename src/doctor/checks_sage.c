@@ -321,11 +321,12 @@ static void import_ours(struct doctor_ctx *ctx, struct check_result *r)
     struct proc_result pr;
     proc_run(argv, &opts, &pr);
     struct import_facts f;
-    char why[160];
     char *py = shell_quote(ctx->opts->python);
     if (install_parse_verify(pr.out, &f) < 0) {
+        char *why = proc_describe(&pr);
         result_set(r, CHECK_ERROR, "importing sagebuild's drop-in with %s %s", ctx->opts->python,
-                   proc_describe(&pr, why, sizeof why));
+                   why);
+        free(why);
         if (pr.err_len)
             result_ev(r, "stderr", "%.*s", 400, pr.err + (pr.err_len > 400 ? pr.err_len - 400 : 0));
         result_fix(r, "sagebuild install --python %s", py);
@@ -398,9 +399,10 @@ void check_sage_imports(struct doctor_ctx *ctx, struct check_result *r)
         line = nl ? nl + 1 : NULL;
     }
     if (pr.timed_out || seen < n) {
-        char why[160];
+        char *why = proc_describe(&pr);
         result_set(r, CHECK_ERROR, "importing sageattention's modules with %s %s",
-                   ctx->opts->python, proc_describe(&pr, why, sizeof why));
+                   ctx->opts->python, why);
+        free(why);
         if (pr.err_len)
             result_ev(r, "stderr", "%.*s", 400, pr.err);
         r->fix = fix_rebuild_sage(ctx, NULL);

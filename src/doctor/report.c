@@ -1,6 +1,7 @@
 #include "doctor/report.h"
 #include "cmd.h"
 #include "util/plural.h"
+#include "util/stage_result.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -75,6 +76,37 @@ void report_human_summary(FILE *f, const struct out_style *st, const struct doct
     fputc('\n', f);
 }
 
+/* The stage result: the counts, and every warning and error with its id and fix (what `all`
+ * acts on), in the order the checks ran. */
+static void add_stage_result(cJSON *root, const struct check_def *const *defs,
+                             const struct check_result *results, int n,
+                             const struct doctor_counts *c)
+{
+    cJSON *payload = cJSON_CreateObject();
+    cJSON *counts = cJSON_AddObjectToObject(payload, "counts");
+    cJSON_AddNumberToObject(counts, "ok", c->ok);
+    cJSON_AddNumberToObject(counts, "warn", c->warn);
+    cJSON_AddNumberToObject(counts, "error", c->error);
+    cJSON_AddNumberToObject(counts, "skip", c->skip);
+    cJSON *findings = cJSON_AddArrayToObject(payload, "findings");
+    for (int i = 0; i < n; i++) {
+        const struct check_result *r = &results[i];
+        if (r->status != CHECK_WARN && r->status != CHECK_ERROR)
+            continue;
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "id", defs[i]->id);
+        cJSON_AddStringToObject(f, "status", check_status_name(r->status));
+        cJSON_AddStringToObject(f, "summary", r->summary ? r->summary : "");
+        cJSON_AddItemToObject(f, "fix", stage_str_or_null(r->fix));
+        cJSON_AddItemToArray(findings, f);
+    }
+    char *summary = xasprintf("%d ok, %d %s, %d %s, %d skipped", c->ok, c->warn,
+                              plural(c->warn, "warning", "warnings"), c->error,
+                              plural(c->error, "error", "errors"), c->skip);
+    stage_result_add(root, "doctor", report_exit_status(c), summary, NULL, payload);
+    free(summary);
+}
+
 char *report_json(const struct check_def *const *defs, const struct check_result *results, int n,
                   const struct doctor_counts *c)
 {
@@ -103,6 +135,7 @@ char *report_json(const struct check_def *const *defs, const struct check_result
     cJSON_AddNumberToObject(counts, "warn", c->warn);
     cJSON_AddNumberToObject(counts, "error", c->error);
     cJSON_AddNumberToObject(counts, "skip", c->skip);
+    add_stage_result(root, defs, results, n, c);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     char *out = xstrdup(text);

@@ -8,6 +8,7 @@
 #include "fetch/sources/source.h"
 #include "fetch_common.h"
 #include "fetch_fix.h"
+#include "fetch_result.h"
 #include "toolchain/toolkit.h"
 #include "util/fs.h"
 #include "util/out.h"
@@ -379,7 +380,8 @@ static void emit_json(cJSON *doc)
     cJSON_Delete(doc);
 }
 
-static void emit_error_json(const char *error, const char *fix)
+static void emit_error_json(const char *error, const char *fix, const char *release,
+                            const char *source)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "schema", 1);
@@ -387,6 +389,13 @@ static void emit_error_json(const char *error, const char *fix)
     cJSON_AddStringToObject(doc, "error", error);
     if (fix)
         cJSON_AddStringToObject(doc, "fix", fix);
+    struct fetch_result_facts f = {.exit_code = SB_EXIT_ERROR,
+                                   .state = "error",
+                                   .release = release,
+                                   .source = source,
+                                   .error = error,
+                                   .fix = fix};
+    fetch_result_add(doc, &f);
     emit_json(doc);
 }
 
@@ -472,7 +481,7 @@ static void report_error(struct fetch_run *r, const char *err)
         return; /* kept for the caller, which tries the next source */
     const char *fix = fetch_fix_for(err, run_release(r), r->at->source->name);
     if (r->a->json) {
-        emit_error_json(err, fix);
+        emit_error_json(err, fix, run_release(r), r->at->source->name);
         return;
     }
     fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
@@ -544,6 +553,12 @@ static int show_plan(const struct fetch_run *r)
     if (r->a->json) {
         cJSON *doc = plan_json(&r->plan, r->prefix, r->at->source, NULL);
         cJSON_AddStringToObject(doc, "status", "planned");
+        struct fetch_result_facts f = {.exit_code = SB_EXIT_OK,
+                                       .state = "planned",
+                                       .release = r->plan.release,
+                                       .prefix = r->prefix,
+                                       .source = r->at->source->name};
+        fetch_result_add(doc, &f);
         emit_json(doc);
     } else {
         print_plan_human(&r->plan, r->prefix, r->at->source);
@@ -551,13 +566,13 @@ static int show_plan(const struct fetch_run *r)
     return SB_EXIT_OK;
 }
 
-static void report_json(const struct fetch_run *r, int rc, const struct pipeline_result *res)
+static void report_json(const struct fetch_run *r, int exit_code, const struct pipeline_result *res)
 {
     cJSON *doc = plan_json(&r->plan, r->prefix, r->at->source, res);
-    cJSON_AddStringToObject(doc, "status",
-                            rc < 0           ? "error"
-                            : res->unchanged ? "unchanged"
-                                             : "installed");
+    const char *state = exit_code == SB_EXIT_ERROR ? "error"
+                        : res->unchanged           ? "unchanged"
+                                                   : "installed";
+    cJSON_AddStringToObject(doc, "status", state);
     cJSON_AddNumberToObject(doc, "bytes_downloaded", (double)res->net_bytes);
     cJSON_AddNumberToObject(doc, "seconds", res->seconds);
     cJSON_AddStringToObject(doc, "postcheck", postcheck_name(res->postcheck));
@@ -568,6 +583,15 @@ static void report_json(const struct fetch_run *r, int rc, const struct pipeline
     const char *fix = fetch_fix_for(res->error, r->plan.release, r->at->source->name);
     if (fix)
         cJSON_AddStringToObject(doc, "fix", fix);
+    struct fetch_result_facts f = {.exit_code = exit_code,
+                                   .state = state,
+                                   .release = r->plan.release,
+                                   .prefix = r->prefix,
+                                   .source = r->at->source->name,
+                                   .postcheck = postcheck_name(res->postcheck),
+                                   .error = res->error,
+                                   .fix = fix};
+    fetch_result_add(doc, &f);
     emit_json(doc);
 }
 
@@ -624,15 +648,16 @@ static int install_plan(struct fetch_run *r)
         res.error = xstrdup(INTERRUPTED);
         rc = -1;
     }
+    int exit_code = rc < 0 ? SB_EXIT_ERROR : rc > 0 ? SB_EXIT_WARN : SB_EXIT_OK;
     if (rc < 0 && defer_error(r, res.error)) {
         /* kept for the caller, which tries the next source */
     } else if (a->json) {
-        report_json(r, rc, &res);
+        report_json(r, exit_code, &res);
     } else {
         report_human(r, rc, &res);
     }
     pipeline_result_free(&res, r->plan.nitems);
-    return rc < 0 ? SB_EXIT_ERROR : rc > 0 ? SB_EXIT_WARN : SB_EXIT_OK;
+    return exit_code;
 }
 
 static int fetch_once(const struct fetch_args *a, struct attempt *at, volatile sig_atomic_t *cancel)

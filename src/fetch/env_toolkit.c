@@ -34,11 +34,12 @@ void env_toolkit_probe(struct env_toolkit *t)
     free(self);
     struct doctor_summary d;
     char *err = NULL;
-    char desc[160];
     if (!pr.started || pr.timed_out || pr.signaled) {
-        t->why = xasprintf("the doctor's toolkit checks %s", proc_describe(&pr, desc, sizeof desc));
+        char *desc = proc_describe(&pr);
+        t->why = xasprintf("the doctor's toolkit checks %s", desc);
+        free(desc);
         t->fix = xstrdup("sagebuild doctor toolkit");
-    } else if (all_read_doctor(pr.out, 0, &d, &err) < 0) {
+    } else if (all_read_doctor(pr.out, pr.exit_code, 0, &d, &err) < 0) {
         t->why = err;
         t->fix = xstrdup("sagebuild doctor toolkit");
     } else {

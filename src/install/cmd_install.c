@@ -12,6 +12,7 @@
 #include "util/fs.h"
 #include "util/out.h"
 #include "util/proc.h"
+#include "util/stage_result.h"
 #include "util/strbuf.h"
 #include "wheel/make.h"
 
@@ -187,16 +188,17 @@ static int check_python(struct install_run *r)
     struct proc_opts po = {.timeout_ms = PROBE_TIMEOUT_MS, .max_output = 1 << 16};
     struct proc_result pr;
     int ran = proc_run(argv, &po, &pr) == 0;
-    char why[160];
+    char *why = NULL;
     int rc = 0;
     if (!ran || install_parse_probe(pr.out, &r->py) < 0) {
         char *tail = tail_of(&pr);
         rc = fail(r,
                   xasprintf("%s does not run as a python: %s%s%s", r->o->python,
-                            proc_describe(&pr, why, sizeof why), *tail ? ": " : "", tail),
+                            (why = proc_describe(&pr)), *tail ? ": " : "", tail),
                   xstrdup("give the interpreter your application uses, e.g. --python "
                           "~/ComfyUI/venv/bin/python"));
         free(tail);
+        free(why);
     } else {
         r->have_py = 1;
         char *machine = wheel_machine();
@@ -267,7 +269,7 @@ static int build_with(struct install_run *r, const char *arch)
     int rc = 0;
     if (res.error) {
         if (!r->o->json)
-            build_outcome_print(&res, stderr, r->st.color);
+            build_outcome_print(&res, stderr, &r->st);
         rc = fail(r, xasprintf("build: %s", res.error), res.fix ? xstrdup(res.fix) : NULL);
     } else {
         r->build_note = xasprintf("%s in %s%s", res.rec.archs ? res.rec.archs : arch, r->build_dir,
@@ -430,14 +432,14 @@ static int pip_install(struct install_run *r)
     r->pip_tail = tail_of(&pr);
     int rc = 0;
     if (!ok) {
-        char why[160];
+        char *why = NULL;
         if (!r->o->json && *r->pip_tail)
             fprintf(stderr, "--- pip's last lines ---\n%s\n--- end ---\n", r->pip_tail);
-        rc = fail(
-            r, xasprintf("%s -m pip install %s", r->o->python, proc_describe(&pr, why, sizeof why)),
-            xasprintf("read pip's words above; the wheel is kept: %s -m pip install "
-                      "--no-index --no-deps --force-reinstall %s",
-                      r->o->python, r->made.w.path));
+        rc = fail(r, xasprintf("%s -m pip install %s", r->o->python, (why = proc_describe(&pr))),
+                  xasprintf("read pip's words above; the wheel is kept: %s -m pip install "
+                            "--no-index --no-deps --force-reinstall %s",
+                            r->o->python, r->made.w.path));
+        free(why);
     } else {
         say(r, OUT_OK, "pip", "installed sageattention %s with %s -m pip (offline)",
             r->made.version, r->o->python);
@@ -463,17 +465,17 @@ static int verify_import(struct install_run *r)
     struct proc_result pr;
     int ok = proc_run(argv, &po, &pr) == 0;
     int rc = 0;
-    char why[160];
+    char *why = NULL;
     if (!ok || install_parse_verify(pr.out, &r->imp) < 0) {
         char *tail = tail_of(&pr);
-        rc =
-            fail(r,
-                 xasprintf("the installed package does not import with %s: it %s%s%s", r->o->python,
-                           proc_describe(&pr, why, sizeof why), *tail ? ": " : "", tail),
-                 xasprintf("%s -c 'import sageattention'   (to see the whole error; "
-                           "`%s -m pip uninstall sageattention` removes it)",
-                           r->o->python, r->o->python));
+        rc = fail(r,
+                  xasprintf("the installed package does not import with %s: it %s%s%s",
+                            r->o->python, (why = proc_describe(&pr)), *tail ? ": " : "", tail),
+                  xasprintf("%s -c 'import sageattention'   (to see the whole error; "
+                            "`%s -m pip uninstall sageattention` removes it)",
+                            r->o->python, r->o->python));
         free(tail);
+        free(why);
     } else {
         r->have_imp = 1;
         char *got = fs_realpath(r->imp.file);
@@ -504,6 +506,29 @@ static cJSON *parsed_or_null(const char *text)
 {
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     return j ? j : cJSON_CreateNull();
+}
+
+/* The stage result `all` reads: the wheel installed, what it replaced, the notes. */
+static void add_stage_result(cJSON *root, const struct install_run *r)
+{
+    cJSON *payload = cJSON_CreateObject();
+    cJSON_AddItemToObject(payload, "python", str_or_null(r->o->python));
+    cJSON_AddItemToObject(payload, "version", str_or_null(r->made.w.path ? r->made.version : NULL));
+    cJSON *rep = cJSON_CreateNull();
+    if (r->replaced != REPLACE_NOTHING) {
+        cJSON_Delete(rep);
+        rep = cJSON_CreateObject();
+        cJSON_AddItemToObject(rep, "version", str_or_null(r->py.sage_version));
+        cJSON_AddBoolToObject(rep, "ours", r->replaced == REPLACE_OURS);
+    }
+    cJSON_AddItemToObject(payload, "replaced", rep);
+    cJSON_AddItemToObject(payload, "notes",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "notes"), 1));
+    char *summary = r->error ? xstrdup(r->error)
+                             : xasprintf("sageattention %s into %s",
+                                         r->made.w.path ? r->made.version : "?", r->o->python);
+    stage_result_add(root, "install", r->exit_code, summary, r->error ? r->fix : NULL, payload);
+    free(summary);
 }
 
 static void print_json(struct install_run *r)
@@ -569,6 +594,7 @@ static void print_json(struct install_run *r)
     } else {
         cJSON_AddNullToObject(root, "error");
     }
+    add_stage_result(root, r);
     char *text = cJSON_Print(root);
     printf("%s\n", text);
     cJSON_free(text);

@@ -135,7 +135,7 @@ static int add_native(const struct gpu_cc *gpus, int ngpus, struct arch_list *ou
                            "archs to build, e.g. --arch %s (%s) or --arch %s (%s)",
                            example_archs[0], short_products(example_archs[0], p0, sizeof p0),
                            example_archs[1], short_products(example_archs[1], p1, sizeof p1));
-        return -1;
+        return ARCH_SPEC_NO_GPU;
     }
     int added = 0;
     for (int g = 0; g < ngpus; g++) {
@@ -161,7 +161,7 @@ static int add_native(const struct gpu_cc *gpus, int ngpus, struct arch_list *ou
         *error = xasprintf("--arch native: none of this machine's GPUs is one the kernels can be "
                            "built for (compute capability %s or newer)",
                            oldest);
-        return -1;
+        return ARCH_SPEC_NO_GPU;
     }
     return 0;
 }
@@ -193,7 +193,7 @@ int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus
                                    "%s (or 'native', 'all')",
                                    tok, names);
                 free(names);
-                rc = -1;
+                rc = ARCH_SPEC_BAD;
             } else {
                 list_add(out, i);
             }
@@ -202,12 +202,12 @@ int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus
     free(copy);
     if (rc == 0 && tokens == 0) {
         *error = xstrdup("--arch is empty; give e.g. sm_120a, native or all");
-        rc = -1;
+        rc = ARCH_SPEC_BAD;
     }
     if (rc < 0) {
         sb_free(&nb);
         memset(out, 0, sizeof *out);
-        return -1;
+        return rc;
     }
     *notes = nb.len ? sb_detach(&nb) : NULL;
     return 0;

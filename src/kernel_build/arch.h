@@ -38,9 +38,14 @@ int build_arch_find(const char *spelling);
  * runs on (8.7 → sm_86); -1 when none runs on it. 9.0 → sm_90 (the portable family). */
 int build_arch_for_cc(int major, int minor);
 
+/* Why a spec was refused: a spelling no arch has (a usage error), or `native` on a machine whose
+ * GPUs give no arch (none found, or none the kernels know). */
+enum { ARCH_SPEC_BAD = -1, ARCH_SPEC_NO_GPU = -2 };
+
 /* Parses "sm_120a,sm_90", "native", "all" or a mix (',' ';' or blanks between). `native` uses
  * gpus[0..ngpus). On success returns 0 and appends one line per remark (a GPU with no row, the
- * sm_90a hint) to *notes (heap, may stay NULL); on failure returns -1 with *error (heap). */
+ * sm_90a hint) to *notes (heap, may stay NULL); on failure returns ARCH_SPEC_BAD or
+ * ARCH_SPEC_NO_GPU with *error (heap). */
 int build_arch_parse_spec(const char *spec, const struct gpu_cc *gpus, int ngpus,
                           struct arch_list *out, char **notes, char **error);
 

@@ -118,11 +118,11 @@ int cmake_probe(struct cmake_info *out, char **error, char **fix)
     struct proc_opts o = {.timeout_ms = CMAKE_PROBE_TIMEOUT_MS, .max_output = 4096};
     struct proc_result r;
     int ok = proc_run(argv, &o, &r) == 0 && cmake_parse_version(r.out, &out->version) == 0;
-    char why[128];
+    char *why = ok ? NULL : proc_describe(&r);
     if (!ok)
         *error = xasprintf("%s --version: %s", out->path,
-                           r.exited && r.exit_code == 0 ? "printed no version"
-                                                        : proc_describe(&r, why, sizeof why));
+                           r.exited && r.exit_code == 0 ? "printed no version" : why);
+    free(why);
     proc_result_free(&r);
     if (!ok) {
         *fix = xstrdup("reinstall cmake (sudo apt-get install --reinstall cmake)");

@@ -214,7 +214,8 @@ static void draw_progress(void *arg)
     struct build_progress p;
     int have = strcmp(t->stage, "compile") == 0 && build_progress_read(t->log_path, &p);
     char *line = build_progress_line(t->stage, have ? &p : NULL, wall_now() - t->t0, t->width);
-    printf("\r\033[K%s", line);
+    out_clear_line(stdout);
+    fputs(line, stdout);
     fflush(stdout);
     free(line);
 }
@@ -245,22 +246,23 @@ static int compile(const struct build_plan *plan, const struct step_io *io_in,
         if (s == 2)
             unlink(record_path);
         if (build_run_step(steps[s], &io, &pr, &step_cpu) < 0) {
-            char why[160];
+            char *why = NULL;
             if (tick)
-                printf("\r\033[K");
+                out_clear_line(stdout);
             res->log_tail = io.stream ? NULL : read_tail(io.log_path);
             build_outcome_error(res, SB_EXIT_ERROR,
-                                xasprintf("%s %s", names[s], proc_describe(&pr, why, sizeof why)),
+                                xasprintf("%s %s", names[s], (why = proc_describe(&pr))),
                                 xstrdup(pr.timed_out ? "raise --timeout, or lower --jobs if the "
                                                        "machine was swapping"
                                                      : fixes[s]));
+            free(why);
             rc = -1;
         }
         *cpu += step_cpu;
         proc_result_free(&pr);
     }
     if (tick && rc == 0)
-        printf("\r\033[K");
+        out_clear_line(stdout);
     fflush(stdout);
     for (int s = 0; s < 3; s++)
         build_argv_free(steps[s]);
@@ -337,9 +339,9 @@ int build_run(const struct build_opts *o, struct build_outcome *res)
     }
     struct arch_list archs;
     char *notes = NULL, *err = NULL;
-    if (build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err) < 0) {
-        int usage_error = strncmp(err, "--arch native", 13) != 0; /* not about the GPUs */
-        build_outcome_error(res, usage_error ? SB_EXIT_USAGE : SB_EXIT_ERROR, err,
+    int spec = build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err);
+    if (spec < 0) {
+        build_outcome_error(res, spec == ARCH_SPEC_BAD ? SB_EXIT_USAGE : SB_EXIT_ERROR, err,
                             build_arch_examples("sagebuild build --arch ", "; see --help"));
         free(kernels);
         return -1;
@@ -563,7 +565,7 @@ int cmd_build(int argc, char **argv, const struct global_opts *g)
     } else {
         struct out_style st;
         out_style_init(&st, res.error ? stderr : stdout, g->no_color);
-        build_outcome_print(&res, res.error ? stderr : stdout, st.color);
+        build_outcome_print(&res, res.error ? stderr : stdout, &st);
     }
     rc = res.exit_code;
     build_outcome_free(&res);

@@ -1,5 +1,7 @@
 #include "outcome.h"
 
+#include "util/stage_result.h"
+
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,25 @@ void build_outcome_error(struct build_outcome *o, int exit_code, char *error, ch
     o->fix = fix;
 }
 
-static cJSON *str_or_null(const char *s)
+/* The stage result: what `all` shows and hands to the self-test. */
+static void add_stage_result(cJSON *root, const struct build_outcome *o)
 {
-    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+    const char *archs = o->have_rec ? o->rec.archs : NULL;
+    double cpu = o->have_rec ? o->rec.cpu_seconds : 0;
+    cJSON *payload = cJSON_CreateObject();
+    cJSON_AddItemToObject(payload, "out", stage_str_or_null(o->out_dir));
+    cJSON_AddItemToObject(payload, "archs", stage_str_or_null(archs));
+    cJSON_AddBoolToObject(payload, "up_to_date", o->up_to_date);
+    cJSON_AddBoolToObject(payload, "compiled", !o->error && !o->up_to_date);
+    cJSON_AddNumberToObject(payload, "cpu_seconds", cpu);
+    cJSON_AddItemToObject(payload, "log", stage_str_or_null(o->error ? o->log_path : NULL));
+    cJSON_AddItemToObject(payload, "log_tail", stage_str_or_null(o->error ? o->log_tail : NULL));
+    const char *where = o->out_dir ? o->out_dir : ".", *what = archs ? archs : "?";
+    char *summary = o->error        ? xstrdup(o->error)
+                    : o->up_to_date ? xasprintf("%s in %s: up to date, no work done", what, where)
+                                    : xasprintf("%s in %s (%.0f CPU s)", what, where, cpu);
+    stage_result_add(root, "build", o->exit_code, summary, o->error ? o->fix : NULL, payload);
+    free(summary);
 }
 
 char *build_outcome_json(const struct build_outcome *o)
@@ -27,8 +45,8 @@ char *build_outcome_json(const struct build_outcome *o)
     cJSON_AddNumberToObject(root, "exit_code", o->exit_code);
     cJSON_AddBoolToObject(root, "up_to_date", o->up_to_date);
     cJSON_AddBoolToObject(root, "compiled", !o->error && !o->up_to_date);
-    cJSON_AddItemToObject(root, "reason", str_or_null(o->reason));
-    cJSON_AddItemToObject(root, "out", str_or_null(o->out_dir));
+    cJSON_AddItemToObject(root, "reason", stage_str_or_null(o->reason));
+    cJSON_AddItemToObject(root, "out", stage_str_or_null(o->out_dir));
     cJSON *notes = cJSON_AddArrayToObject(root, "notes");
     const char *p = sb_str(&o->notes);
     while (*p) {
@@ -48,12 +66,13 @@ char *build_outcome_json(const struct build_outcome *o)
     if (o->error) {
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "summary", o->error);
-        cJSON_AddItemToObject(e, "fix", str_or_null(o->fix));
-        cJSON_AddItemToObject(e, "log", str_or_null(o->log_path));
-        cJSON_AddItemToObject(e, "log_tail", str_or_null(o->log_tail));
+        cJSON_AddItemToObject(e, "fix", stage_str_or_null(o->fix));
+        cJSON_AddItemToObject(e, "log", stage_str_or_null(o->log_path));
+        cJSON_AddItemToObject(e, "log_tail", stage_str_or_null(o->log_tail));
     } else {
         cJSON_AddNullToObject(root, "error");
     }
+    add_stage_result(root, o);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     char *out = xasprintf("%s\n", text);
@@ -61,10 +80,10 @@ char *build_outcome_json(const struct build_outcome *o)
     return out;
 }
 
-void build_outcome_print(const struct build_outcome *o, FILE *f, int color)
+void build_outcome_print(const struct build_outcome *o, FILE *f, const struct out_style *st)
 {
-    const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "";
-    const char *reset = color ? "\033[0m" : "";
+    const char *red = out_color(st, OUT_ERROR), *green = out_color(st, OUT_OK);
+    const char *reset = out_reset(st);
     const char *p = sb_str(&o->notes);
     while (*p) {
         size_t n = strcspn(p, "\n");

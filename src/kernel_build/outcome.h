@@ -3,6 +3,7 @@
 #define SB_BUILD_OUTCOME_H
 
 #include "record.h"
+#include "util/out.h"
 #include "util/strbuf.h"
 
 #include <stdio.h>
@@ -29,7 +30,7 @@ void build_outcome_error(struct build_outcome *o, int exit_code, char *error, ch
  *  "compiled":..,"reason":..,"out":..,"notes":[..],"record":{..}|null,"error":null|{"summary","fix","log",
  *  "log_tail"}}. Heap string. */
 char *build_outcome_json(const struct build_outcome *o);
-void build_outcome_print(const struct build_outcome *o, FILE *f, int color);
+void build_outcome_print(const struct build_outcome *o, FILE *f, const struct out_style *st);
 void build_outcome_free(struct build_outcome *o);
 
 #endif

@@ -287,12 +287,12 @@ int probe_gpu(int timeout_ms, struct gpu_info *out)
     gpu_parse_child_output(r.out, out);
     int rc = 0;
     if (r.timed_out || r.signaled) {
-        char why[160];
+        char *why = proc_describe(&r);
         out->timed_out = r.timed_out;
         out->crashed = !r.timed_out;
         free(out->error);
-        out->error =
-            xasprintf("the driver probe (%s) %s", args.libcuda, proc_describe(&r, why, sizeof why));
+        out->error = xasprintf("the driver probe (%s) %s", args.libcuda, why);
+        free(why);
         rc = -1;
     }
     proc_result_free(&r);

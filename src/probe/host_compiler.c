@@ -140,11 +140,11 @@ int probe_compiler(const char *cc, struct compiler_info *out)
     if (proc_run(argv, &opts, &r) == 0 && version_parse(r.out, &out->version) == 0) {
         out->found = 1;
     } else {
-        char why[160];
-        out->error = xasprintf("%s -dumpfullversion: %s", out->path,
-                               r.timed_out || !r.started || !r.exited || r.exit_code
-                                   ? proc_describe(&r, why, sizeof why)
-                                   : "printed no version");
+        char *why = proc_describe(&r);
+        out->error = xasprintf(
+            "%s -dumpfullversion: %s", out->path,
+            r.timed_out || !r.started || !r.exited || r.exit_code ? why : "printed no version");
+        free(why);
     }
     proc_result_free(&r);
     free(words);

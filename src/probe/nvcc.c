@@ -73,8 +73,9 @@ char *nvcc_path_in(const char *cuda_home)
 
 static void set_error_from(struct nvcc_info *out, const char *what, const struct proc_result *r)
 {
-    char why[160];
-    out->error = xasprintf("%s %s %s", out->path, what, proc_describe(r, why, sizeof why));
+    char *why = proc_describe(r);
+    out->error = xasprintf("%s %s %s", out->path, what, why);
+    free(why);
 }
 
 int probe_nvcc(const char *nvcc_path, int timeout_ms, struct nvcc_info *out)

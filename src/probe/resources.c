@@ -66,9 +66,9 @@ void probe_resources(const char *disk_path, struct resources *out)
         size_t n = strcspn(r.out, "\r\n");
         out->ninja_version = xstrndup(r.out, n);
     } else {
-        char why[160];
-        out->ninja_error =
-            xasprintf("%s --version %s", out->ninja_path, proc_describe(&r, why, sizeof why));
+        char *why = proc_describe(&r);
+        out->ninja_error = xasprintf("%s --version %s", out->ninja_path, why);
+        free(why);
     }
     proc_result_free(&r);
 }

@@ -157,13 +157,13 @@ int python_find_packages(const char *python, const char *const *names, int n, ch
     if (rc == 0) {
         python_parse_find_output(res.out, names, n, dirs, python_version);
     } else if (error) {
-        char why[160];
+        char *why = proc_describe(&res);
         const char *tail = res.err && *res.err ? res.err : "";
         size_t tlen = strlen(tail);
         if (tlen > 300)
             tail += tlen - 300;
-        *error = xasprintf("%s %s%s%s", python ? python : "python3",
-                           proc_describe(&res, why, sizeof why), *tail ? ": " : "", tail);
+        *error = xasprintf("%s %s%s%s", python ? python : "python3", why, *tail ? ": " : "", tail);
+        free(why);
         size_t elen = strlen(*error);
         while (elen && ((*error)[elen - 1] == '\n' || (*error)[elen - 1] == ' '))
             (*error)[--elen] = '\0';

@@ -120,7 +120,7 @@ static int parse_opts(int argc, char **argv, struct selftest_opts *o)
 
 struct outcome {
     struct st_run run;
-    struct st_report report;
+    struct selftest_report report;
     int have_report;
     char *error, *fix, *tail, *program, *build_dir, *out_flag;
     char *record_path, *record_note;
@@ -143,7 +143,7 @@ static char *tail_of(const struct proc_result *r)
 }
 
 /* No program to run: on a machine with no GPU that is still a plain skip. */
-static void no_program(struct outcome *oc, struct st_report *rep)
+static void no_program(struct outcome *oc, struct selftest_report *rep)
 {
     struct gpu_info gi;
     probe_gpu(0, &gi);
@@ -188,19 +188,18 @@ static void run_selftest(const struct selftest_opts *o, struct outcome *oc)
     struct proc_result r;
     proc_run(argv, &po, &r);
     oc->run.elapsed_s = r.elapsed_ms / 1000.0;
-    char why[160];
+    char *why = NULL;
     if (!r.started) {
-        fail(oc,
-             xasprintf("%s could not be run: %s", oc->program, proc_describe(&r, why, sizeof why)),
+        fail(oc, xasprintf("%s could not be run: %s", oc->program, (why = proc_describe(&r))),
              xasprintf("sagebuild build --force%s", oc->out_flag));
     } else if (r.timed_out) {
         oc->tail = tail_of(&r);
-        fail(oc, xasprintf("the self-test hung: %s", proc_describe(&r, why, sizeof why)),
+        fail(oc, xasprintf("the self-test hung: %s", (why = proc_describe(&r))),
              xstrdup("run it again with --timeout SECONDS if the GPU is busy; otherwise report "
                      "the output above"));
     } else if (r.signaled) {
         oc->tail = tail_of(&r);
-        fail(oc, xasprintf("the self-test crashed: %s", proc_describe(&r, why, sizeof why)),
+        fail(oc, xasprintf("the self-test crashed: %s", (why = proc_describe(&r))),
              xasprintf("run %s --quick by hand (under compute-sanitizer) and report the output",
                        oc->program));
     } else {
@@ -228,6 +227,7 @@ static void run_selftest(const struct selftest_opts *o, struct outcome *oc)
         }
         free(perr);
     }
+    free(why);
     proc_result_free(&r);
 }
 
@@ -299,7 +299,7 @@ int cmd_selftest(int argc, char **argv, const struct global_opts *g)
     oc.run.fix = oc.fix;
     oc.run.output_tail = oc.tail;
     oc.run.out_flag = oc.out_flag;
-    const struct st_report *rep = oc.have_report ? &oc.report : NULL;
+    const struct selftest_report *rep = oc.have_report ? &oc.report : NULL;
     if (o.json) {
         char *json = selftest_render_json(rep, &oc.run);
         fputs(json, stdout);
@@ -308,7 +308,7 @@ int cmd_selftest(int argc, char **argv, const struct global_opts *g)
         FILE *f = oc.error ? stderr : stdout;
         struct out_style st;
         out_style_init(&st, f, g->no_color);
-        selftest_render_text(rep, &oc.run, f, st.color);
+        selftest_render_text(rep, &oc.run, f, &st);
     }
     rc = oc.run.exit_code;
     selftest_report_free(&oc.report);

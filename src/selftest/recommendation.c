@@ -59,7 +59,7 @@ static cJSON *gpu_entry(const struct st_device *d)
     return o;
 }
 
-static int tested_here(const struct st_report *r, int index)
+static int tested_here(const struct selftest_report *r, int index)
 {
     for (int i = 0; i < r->ndevices; i++)
         if (r->devices[i].index == index)
@@ -68,7 +68,7 @@ static int tested_here(const struct st_report *r, int index)
 }
 
 /* The previous record's entries worth keeping: same library, GPUs not tested this time. */
-static void keep_previous(cJSON *gpus, const struct st_report *r,
+static void keep_previous(cJSON *gpus, const struct selftest_report *r,
                           const struct recommendation_facts *f)
 {
     cJSON *prev = f->previous ? cJSON_Parse(f->previous) : NULL;
@@ -90,7 +90,7 @@ static void keep_previous(cJSON *gpus, const struct st_report *r,
     cJSON_Delete(prev);
 }
 
-char *recommendation_build(const struct st_report *r, const struct recommendation_facts *f,
+char *recommendation_build(const struct selftest_report *r, const struct recommendation_facts *f,
                            int *ngpus)
 {
     *ngpus = 0;

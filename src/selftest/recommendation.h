@@ -21,7 +21,7 @@ struct recommendation_facts {
  * for the same library and GPUs this run did not test (--device N) are kept. Heap text, or NULL
  * when no GPU has a recommendation (then any old record is stale: remove it). *ngpus gets the
  * entry count. */
-char *recommendation_build(const struct st_report *r, const struct recommendation_facts *f,
+char *recommendation_build(const struct selftest_report *r, const struct recommendation_facts *f,
                            int *ngpus);
 
 #endif

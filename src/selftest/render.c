@@ -1,5 +1,7 @@
 #include "selftest/render.h"
 #include "cmd.h"
+#include "selftest/summary.h"
+#include "util/stage_result.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -71,7 +73,7 @@ static cJSON *mode_json(const struct st_mode *m, double key_tops)
     add_num(o, "speedup_vs_fp16", best && best->speedup_vs_fp16 >= 0 ? best->speedup_vs_fp16 : NAN);
     cJSON *cases = cJSON_AddArrayToObject(o, "cases");
     for (int i = 0; i < m->ncases; i++) {
-        const struct st_case *k = &m->cases[i];
+        const struct selftest_case *k = &m->cases[i];
         cJSON *c = cJSON_CreateObject();
         add_str(c, "name", k->name);
         add_str(c, "kind", k->kind);
@@ -140,7 +142,34 @@ static cJSON *recommendation_json(const struct st_device *d)
     return o;
 }
 
-char *selftest_render_json(const struct st_report *r, const struct st_run *run)
+/* The stage result: the error, the skip, or a line per GPU and where the recommendation went. */
+static void add_stage_result(cJSON *root, const cJSON *devs, const struct selftest_report *r,
+                             const struct st_run *run)
+{
+    const char *skipped = r && !run->error ? r->skipped : NULL;
+    cJSON *payload = cJSON_CreateObject();
+    cJSON_AddItemToObject(payload, "build", stage_str_or_null(run->build_dir));
+    cJSON_AddItemToObject(payload, "skipped", stage_str_or_null(skipped));
+    cJSON_AddItemToObject(payload, "recommendation_record", stage_str_or_null(run->record_path));
+    cJSON_AddItemToObject(payload, "output_tail",
+                          stage_str_or_null(run->error ? run->output_tail : NULL));
+    char *lines = run->error ? NULL : selftest_gpu_lines(devs);
+    struct strbuf summary = STRBUF_INIT;
+    if (run->error)
+        sb_adds(&summary, run->error);
+    else if (run->exit_code == SB_EXIT_SKIPPED)
+        sb_addf(&summary, "skipped: %s", skipped ? skipped : "no GPU");
+    else
+        sb_adds(&summary, lines ? lines : st_status_word(run->exit_code, 0));
+    if (lines && run->record_path)
+        sb_addf(&summary, "\nrecorded in %s", run->record_path);
+    stage_result_add(root, "selftest", run->exit_code, sb_str(&summary),
+                     run->error ? run->fix : NULL, payload);
+    free(lines);
+    sb_free(&summary);
+}
+
+char *selftest_render_json(const struct selftest_report *r, const struct st_run *run)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema", 1);
@@ -193,6 +222,7 @@ char *selftest_render_json(const struct st_report *r, const struct st_run *run)
                                  mode_json(&d->modes[k], d->rec.tops ? d->rec.tops[k] : NAN));
         cJSON_AddItemToArray(devs, o);
     }
+    add_stage_result(root, devs, r, run);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     char *out = xasprintf("%s\n", text);
@@ -200,14 +230,12 @@ char *selftest_render_json(const struct st_report *r, const struct st_run *run)
     return out;
 }
 
-static const char *verdict_color(enum st_verdict v, int color)
+static const char *verdict_color(enum st_verdict v, const struct out_style *st)
 {
-    if (!color)
-        return "";
-    return v == ST_PASS   ? "\033[32m"
-           : v == ST_WARN ? "\033[33m"
-           : v == ST_FAIL ? "\033[31m"
-                          : "\033[2m";
+    return out_color(st, v == ST_PASS   ? OUT_OK
+                         : v == ST_WARN ? OUT_WARN
+                         : v == ST_FAIL ? OUT_ERROR
+                                        : OUT_SKIP);
 }
 
 static void fmt_num(char *buf, size_t len, int decimals, const char *suffix, double v)
@@ -227,17 +255,18 @@ static void print_lines(FILE *f, const char *label, char *const *lines, int n, i
         fprintf(f, "             ... and %d more (--json lists them all)\n", n - shown);
 }
 
-static void print_device(const struct st_device *d, const struct st_run *run, FILE *f, int color)
+static void print_device(const struct st_device *d, const struct st_run *run, FILE *f,
+                         const struct out_style *st)
 {
-    const char *reset = color ? "\033[0m" : "", *bold = color ? "\033[1m" : "";
+    const char *reset = out_reset(st), *bold = out_bold(st);
     fprintf(f, "%sGPU %d: %s (compute capability %s)%s\n", bold, d->index, d->name,
             d->cc ? d->cc : "?", reset);
     if (d->error)
-        fprintf(f, "  %scould not test this GPU:%s %s\n", verdict_color(ST_FAIL, color), reset,
+        fprintf(f, "  %scould not test this GPU:%s %s\n", verdict_color(ST_FAIL, st), reset,
                 d->error);
     if (!d->has_code) {
         char *hint = st_device_build_hint(d);
-        fprintf(f, "  %sthe library has no code for this GPU%s\n", verdict_color(ST_FAIL, color),
+        fprintf(f, "  %sthe library has no code for this GPU%s\n", verdict_color(ST_FAIL, st),
                 reset);
         if (hint)
             fprintf(f, "  fix: %s%s\n", hint, run->out_flag ? run->out_flag : "");
@@ -271,7 +300,7 @@ static void print_device(const struct st_device *d, const struct st_run *run, FI
         enum st_verdict v = m->verdict;
         const char *safe = !m->supported ? "-" : m->safe ? "yes" : v == ST_FAIL ? "BROKEN" : "NO";
         fprintf(f, "  %-10s %s%-5s%s %-7s %10s %8s %6s %16s %8s\n", m->mode,
-                verdict_color(m->supported ? v : ST_UNSUPPORTED, color), safe, reset,
+                verdict_color(m->supported ? v : ST_UNSUPPORTED, st), safe, reset,
                 st_goal_name(m->goal), cosb, relb, casesb, topsb, sub);
         if (m->nan_or_inf)
             fprintf(f, "             NaN or Inf in the output\n");
@@ -282,7 +311,7 @@ static void print_device(const struct st_device *d, const struct st_run *run, FI
         print_lines(f, "goal note: ", m->goal_notes, m->ngoal_notes, 4);
     }
     enum st_verdict v = st_device_verdict(d);
-    fprintf(f, "  verdict: %s%s%s", verdict_color(v, color), st_verdict_name(v), reset);
+    fprintf(f, "  verdict: %s%s%s", verdict_color(v, st), st_verdict_name(v), reset);
     if (d->recommended_mode)
         fprintf(f, "; recommended mode: %s%s%s", bold, d->recommended_mode, reset);
     else if (d->has_code)
@@ -292,15 +321,15 @@ static void print_device(const struct st_device *d, const struct st_run *run, FI
         fprintf(f, "  why: %s\n", d->rec.reason);
 }
 
-void selftest_render_text(const struct st_report *r, const struct st_run *run, FILE *f, int color)
+void selftest_render_text(const struct selftest_report *r, const struct st_run *run, FILE *f,
+                          const struct out_style *st)
 {
     if (run->error) {
         if (run->output_tail && *run->output_tail)
             fprintf(f, "--- last output of %s ---\n%s%s--- end ---\n",
                     run->program ? run->program : "sageattn-selftest", run->output_tail,
                     run->output_tail[strlen(run->output_tail) - 1] == '\n' ? "" : "\n");
-        fprintf(f, "%sselftest error:%s %s\n", color ? "\033[31m" : "", color ? "\033[0m" : "",
-                run->error);
+        fprintf(f, "%sselftest error:%s %s\n", out_color(st, OUT_ERROR), out_reset(st), run->error);
         if (run->fix)
             fprintf(f, "  fix: %s\n", run->fix);
         return;
@@ -314,7 +343,7 @@ void selftest_render_text(const struct st_report *r, const struct st_run *run, F
     for (int i = 0; i < r->ndevices; i++) {
         if (i)
             fputc('\n', f);
-        print_device(&r->devices[i], run, f, color);
+        print_device(&r->devices[i], run, f, st);
     }
     fprintf(f,
             "\n  (safe: every case within cos >= %g and rel-L1 <= %g, finite and complete; goal:\n"

@@ -3,6 +3,7 @@
 #define SB_SELFTEST_RENDER_H
 
 #include "selftest/report.h"
+#include "util/out.h"
 
 #include <stdio.h>
 
@@ -32,7 +33,8 @@ const char *st_status_word(int exit_code, int have_error);
  *  "tops" (at the recommendation's shape),"worst_cos","worst_rel_l1","nan_or_inf",
  *  "cases_total","cases_failed","best_tops","speedup_vs_fp16","cases":[..],"speed":[..]}]}]}
  * r may be NULL (an error before any report). Heap string. */
-char *selftest_render_json(const struct st_report *r, const struct st_run *run);
-void selftest_render_text(const struct st_report *r, const struct st_run *run, FILE *f, int color);
+char *selftest_render_json(const struct selftest_report *r, const struct st_run *run);
+void selftest_render_text(const struct selftest_report *r, const struct st_run *run, FILE *f,
+                          const struct out_style *st);
 
 #endif

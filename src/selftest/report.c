@@ -10,13 +10,6 @@
 
 #include "cmd.h"
 
-static const char *const verdict_names[] = {"pass", "warn", "fail", "unsupported"};
-
-const char *st_verdict_name(enum st_verdict v)
-{
-    return (unsigned)v < 4 ? verdict_names[v] : "fail";
-}
-
 const char *st_goal_name(int goal)
 {
     return goal < 0 ? "none" : goal ? "met" : "missed";
@@ -74,7 +67,7 @@ static void add_string(char ***list, int *n, char *s)
     (*list)[*n] = NULL;
 }
 
-static void parse_case(const cJSON *c, struct st_case *k)
+static void parse_case(const cJSON *c, struct selftest_case *k)
 {
     k->name = str_or_null(c, "name");
     k->kind = str_or_null(c, "kind");
@@ -117,22 +110,12 @@ static void parse_speed(const cJSON *c, struct st_speed *s)
     s->speedup_vs_fp16 = isnan(su) ? -1 : su;
 }
 
-static int parse_verdict(const char *s, enum st_verdict *v)
-{
-    for (int i = 0; s && i < 4; i++)
-        if (!strcmp(s, verdict_names[i])) {
-            *v = (enum st_verdict)i;
-            return 0;
-        }
-    return -1;
-}
-
 static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
 {
     out->mode = str_or_null(m, "mode");
     cJSON *verdict = get(m, "verdict");
     if (!out->mode || !cJSON_IsString(verdict) ||
-        parse_verdict(verdict->valuestring, &out->verdict) < 0) {
+        st_verdict_from_name(verdict->valuestring, &out->verdict) < 0) {
         *error =
             xasprintf("a mode entry lacks \"mode\" or a verdict of pass/warn/fail/unsupported");
         return -1;
@@ -233,7 +216,7 @@ static void judge_mode_here(struct st_mode *m, const char *device_error)
     enum st_safety worst = ST_SAFE;
     int judged = 0;
     for (int i = 0; i < m->ncases; i++) {
-        struct st_case *k = &m->cases[i];
+        struct selftest_case *k = &m->cases[i];
         if (!k->pass && m->goal == 0)
             add_string(
                 &m->goal_notes, &m->ngoal_notes,
@@ -249,17 +232,17 @@ static void judge_mode_here(struct st_mode *m, const char *device_error)
                                isnan(k->lse_max_err) ? -1.0 : k->lse_max_err,
                                1,
                                k->family && !strcmp(k->family, "qk-near-max")};
-        char why[160];
-        enum st_safety s = st_judge_safe(&f, why, sizeof why);
-        if (k->error)
-            snprintf(why, sizeof why, "error: %s", k->error);
+        /* The judge's own reasons are short ("cos 0.99850 < 0.999"); the API's message is
+         * the program's and of any length. */
+        char reason[160];
+        enum st_safety s = st_judge_safe(&f, reason, sizeof reason);
         k->safe = s == ST_SAFE;
         if (s == ST_SAFE)
             continue;
         free(k->unsafe_reason);
-        k->unsafe_reason = xstrdup(why);
+        k->unsafe_reason = k->error ? xasprintf("error: %s", k->error) : xstrdup(reason);
         add_string(&m->unsafe_reasons, &m->nunsafe,
-                   xasprintf("%s: %s", k->name ? k->name : "?", why));
+                   xasprintf("%s: %s", k->name ? k->name : "?", k->unsafe_reason));
         if (s > worst)
             worst = s;
     }
@@ -329,7 +312,7 @@ static void recommend(struct st_device *d)
     d->recommended_mode = rec->mode ? xstrdup(rec->mode) : NULL;
 }
 
-int selftest_parse(const char *text, size_t len, struct st_report *out, char **error)
+int selftest_parse(const char *text, size_t len, struct selftest_report *out, char **error)
 {
     memset(out, 0, sizeof *out);
     *error = NULL;
@@ -428,7 +411,7 @@ static void free_mode(struct st_mode *m)
     free(m->reason);
 }
 
-void selftest_report_free(struct st_report *r)
+void selftest_report_free(struct selftest_report *r)
 {
     for (int i = 0; i < r->ndevices; i++) {
         struct st_device *d = &r->devices[i];
@@ -498,7 +481,7 @@ int st_device_mode_index(const struct st_device *d, const char *mode)
     return -1;
 }
 
-int selftest_exit_status(const struct st_report *r, int child_exit)
+int selftest_exit_status(const struct selftest_report *r, int child_exit)
 {
     if (r->skipped && r->ndevices == 0)
         return SB_EXIT_SKIPPED;

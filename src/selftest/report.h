@@ -13,9 +13,7 @@
 
 #define SELFTEST_SCHEMA 1
 
-enum st_verdict { ST_PASS = 0, ST_WARN, ST_FAIL, ST_UNSUPPORTED };
-
-struct st_case {
+struct selftest_case {
     char *name;
     char *kind;   /* "random" or "adversarial" */
     char *family; /* "random", "k-offset", "q-x10", "qk-near-max", ... */
@@ -54,7 +52,7 @@ struct st_mode {
     double worst_cos, worst_rel_l1;
     double bar_cos, bar_rel_l1; /* the accuracy bar the verdict used; NAN when not given */
     int nan_or_inf;
-    struct st_case *cases;
+    struct selftest_case *cases;
     int ncases;
     struct st_speed *speed;
     int nspeed;
@@ -84,7 +82,7 @@ struct st_device {
     struct st_recommendation rec;
 };
 
-struct st_report {
+struct selftest_report {
     int abi;
     char *archs;   /* the archs the library holds, "sm_90,sm_120a" */
     char *skipped; /* "no GPU: ..." or NULL */
@@ -94,10 +92,9 @@ struct st_report {
 };
 
 /* Parses the program's stdout. 0, or -1 with *error (heap) saying what is wrong. */
-int selftest_parse(const char *text, size_t len, struct st_report *out, char **error);
-void selftest_report_free(struct st_report *r);
+int selftest_parse(const char *text, size_t len, struct selftest_report *out, char **error);
+void selftest_report_free(struct selftest_report *r);
 
-const char *st_verdict_name(enum st_verdict v);
 /* "met", "missed", "none". */
 const char *st_goal_name(int goal);
 /* The worst verdict of a device's supported modes (ST_UNSUPPORTED when none ran). */
@@ -115,7 +112,7 @@ int st_device_mode_index(const struct st_device *d, const char *mode);
  * a mode is outside the safe bar; 0 otherwise (a missed engineering goal is only a note). A
  * worse child status wins, unless the judgements were derived here (an older program's status
  * follows its older rules). */
-int selftest_exit_status(const struct st_report *r, int child_exit);
+int selftest_exit_status(const struct selftest_report *r, int child_exit);
 
 /* The `sagebuild build --arch` line for a GPU without code: the device's own hint, else one
  * made from its compute capability. Heap string, NULL when no arch fits. */

@@ -78,6 +78,11 @@ const char *out_reset(const struct out_style *st)
     return st->color ? "\033[0m" : "";
 }
 
+void out_clear_line(FILE *stream)
+{
+    fputs("\r\033[K", stream);
+}
+
 int out_width(FILE *stream)
 {
     struct winsize ws;

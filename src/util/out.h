@@ -24,6 +24,10 @@ const char *out_color(const struct out_style *st, enum out_status s);
 const char *out_bold(const struct out_style *st);
 const char *out_reset(const struct out_style *st);
 
+/* Back to the start of the line and erase it, for a progress line that is redrawn in place
+ * (callers write it only to a terminal). */
+void out_clear_line(FILE *stream);
+
 /* Columns of the terminal behind stream, less one (the last column wraps on some terminals);
  * 79 when it is not a terminal or does not say. For progress lines. */
 int out_width(FILE *stream);

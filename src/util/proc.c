@@ -390,16 +390,13 @@ void proc_result_free(struct proc_result *res)
     res->out = res->err = NULL;
 }
 
-const char *proc_describe(const struct proc_result *res, char *buf, size_t len)
+char *proc_describe(const struct proc_result *res)
 {
     if (!res->started)
-        snprintf(buf, len, "could not run: %s", strerror(res->spawn_errno));
-    else if (res->timed_out)
-        snprintf(buf, len, "timed out after %.1f s and was killed", res->elapsed_ms / 1000.0);
-    else if (res->signaled)
-        snprintf(buf, len, "killed by signal %d (%s)", res->term_signal,
-                 strsignal(res->term_signal));
-    else
-        snprintf(buf, len, "exited with status %d", res->exit_code);
-    return buf;
+        return xasprintf("could not run: %s", strerror(res->spawn_errno));
+    if (res->timed_out)
+        return xasprintf("timed out after %.1f s and was killed", res->elapsed_ms / 1000.0);
+    if (res->signaled)
+        return xasprintf("killed by signal %d (%s)", res->term_signal, strsignal(res->term_signal));
+    return xasprintf("exited with status %d", res->exit_code);
 }

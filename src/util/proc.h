@@ -52,7 +52,9 @@ int proc_run_fn(proc_child_fn fn, void *arg, const struct proc_opts *opts, struc
 
 void proc_result_free(struct proc_result *res);
 
-/* One line for humans: "exited with 3", "killed by signal 11", "timed out after 5 s", ... */
-const char *proc_describe(const struct proc_result *res, char *buf, size_t len);
+/* One line for humans: "exited with status 3", "killed by signal 11 (Segmentation fault)",
+ * "timed out after 5.0 s and was killed", "could not run: ...". Heap string, whole whatever its
+ * length. */
+char *proc_describe(const struct proc_result *res);
 
 #endif

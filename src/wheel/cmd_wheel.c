@@ -156,7 +156,7 @@ int cmd_wheel(int argc, char **argv, const struct global_opts *g)
         if (o.json)
             build_json = build_outcome_json(&bo);
         else if (bo.error)
-            build_outcome_print(&bo, stderr, st.color);
+            build_outcome_print(&bo, stderr, &st);
         else
             printf("build: %s in %s%s\n", bo.rec.archs ? bo.rec.archs : o.arch, bo.out_dir,
                    bo.up_to_date ? " (up to date)" : "");

@@ -124,6 +124,26 @@ static struct version ver(const char *s)
     return v;
 }
 
+/* A bad spelling is the user's to fix (a usage error); `native` without a GPU the kernels know
+ * is about the machine: the caller tells them apart by the return, never by the message. */
+static void says_why_a_spec_failed(void **state)
+{
+    (void)state;
+    struct arch_list l;
+    char *err = NULL, *nt = NULL;
+    struct gpu_cc old[] = {{7, 5}};
+    assert_int_equal(build_arch_parse_spec("sm_75", NULL, 0, &l, &nt, &err), ARCH_SPEC_BAD);
+    free(err);
+    assert_int_equal(build_arch_parse_spec("", NULL, 0, &l, &nt, &err), ARCH_SPEC_BAD);
+    free(err);
+    assert_int_equal(build_arch_parse_spec("native", NULL, 0, &l, &nt, &err), ARCH_SPEC_NO_GPU);
+    free(err);
+    assert_int_equal(build_arch_parse_spec("sm_90,native", old, 1, &l, &nt, &err),
+                     ARCH_SPEC_NO_GPU);
+    free(err);
+    free(nt);
+}
+
 static void refuses_what_nvcc_cannot_build(void **state)
 {
     (void)state;
@@ -197,6 +217,7 @@ int main(void)
         cmocka_unit_test(maps_compute_capability),
         cmocka_unit_test(parses_lists_native_and_all),
         cmocka_unit_test(rejects_bad_specs),
+        cmocka_unit_test(says_why_a_spec_failed),
         cmocka_unit_test(refuses_what_nvcc_cannot_build),
         cmocka_unit_test(examples_name_products_from_the_table),
         cmocka_unit_test(fix_names_toolkit_and_remaining_archs),

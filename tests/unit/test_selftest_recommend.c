@@ -22,7 +22,7 @@
 
 static const char sha[] = "997890bc85c5796408ceb20b0ca75dabe6fe868136e926d24ad0f36aa424f99d";
 
-static void load(const char *path, struct st_report *r)
+static void load(const char *path, struct selftest_report *r)
 {
     size_t len = 0;
     char *text = fs_read_file(path, 1u << 22, &len);
@@ -35,7 +35,7 @@ static void load(const char *path, struct st_report *r)
 static void h200_recommends_int8_fp16(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     load(H200_RUN, &r);
     assert_true(r.judged_here);
     const struct st_device *d = &r.devices[0];
@@ -92,7 +92,7 @@ static const char judged[] =
     "{\"b\":1,\"h\":32,\"l\":4096,\"d\":64,\"causal\":true,\"tops\":400.0}]}],"
     "\"recommended_mode\":\"int8-fp16\"}]}";
 
-static void parse_judged(struct st_report *r, int int8_fp16_safe)
+static void parse_judged(struct selftest_report *r, int int8_fp16_safe)
 {
     char *text =
         xasprintf(judged, int8_fp16_safe ? "pass" : "warn", int8_fp16_safe ? "true" : "false",
@@ -105,7 +105,7 @@ static void parse_judged(struct st_report *r, int int8_fp16_safe)
 static void follows_the_programs_judgement(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     parse_judged(&r, 1);
     assert_false(r.judged_here);
     const struct st_device *d = &r.devices[0];
@@ -130,7 +130,7 @@ static void follows_the_programs_judgement(void **state)
     selftest_report_free(&r);
 }
 
-static cJSON *build(const struct st_report *r, const char *previous, int *n)
+static cJSON *build(const struct selftest_report *r, const char *previous, int *n)
 {
     struct recommendation_facts f = {sha, "sagebuild selftest " SAGEBUILD_VERSION,
                                      "2026-12-01T15:00:00Z", previous};
@@ -158,7 +158,7 @@ static double num(const cJSON *o, const char *key)
 static void builds_the_record(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     parse_judged(&r, 1);
     int n = 0;
     cJSON *doc = build(&r, NULL, &n);
@@ -228,7 +228,7 @@ static void no_record_for_a_gpu_without_code(void **state)
         "{\"schema\":1,\"library\":{\"abi\":1,\"archs\":\"sm_90\"},\"skipped\":null,\"devices\":["
         "{\"index\":0,\"name\":\"NVIDIA GeForce RTX 5090\",\"cc\":\"12.0\",\"has_code\":false,"
         "\"modes\":[],\"recommended_mode\":null}]}";
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     assert_int_equal(selftest_parse(nocode, strlen(nocode), &r, &err), 0);
     assert_null(r.devices[0].recommended_mode);

@@ -55,7 +55,7 @@ static const char skipped_report[] = "{\"schema\":1,\"library\":{\"abi\":1,\"arc
 static void parses_the_contract_example(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     assert_int_equal(selftest_parse(full_report, strlen(full_report), &r, &err), 0);
     assert_null(err);
@@ -107,7 +107,7 @@ static void parses_the_contract_example(void **state)
 static void sums_up_verdicts(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     /* the H200 alone: a warn mode gives 1, a worse child status wins */
     const char *one = strstr(full_report, ",\n   {\"index\":1");
@@ -138,7 +138,7 @@ static void sums_up_verdicts(void **state)
 static void reads_a_skip(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     assert_int_equal(selftest_parse(skipped_report, strlen(skipped_report), &r, &err), 0);
     assert_string_equal(r.skipped, "no GPU: cuInit returned 100");
@@ -174,7 +174,7 @@ static void rejects_garbage(void **state)
         "{\"schema\":\"1\",\"skipped\":\"no GPU\"}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        struct st_report r;
+        struct selftest_report r;
         char *err = NULL;
         assert_int_equal(selftest_parse(bad[i], strlen(bad[i]), &r, &err), -1);
         assert_non_null(err);
@@ -182,7 +182,7 @@ static void rejects_garbage(void **state)
         free(err);
     }
     /* a length shorter than the text: only that part counts */
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     assert_int_equal(selftest_parse(skipped_report, 10, &r, &err), -1);
     free(err);
@@ -191,7 +191,7 @@ static void rejects_garbage(void **state)
 static void renders_normalised_json_and_table(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     assert_int_equal(selftest_parse(full_report, strlen(full_report), &r, &err), 0);
     struct st_run run = {.build_dir = "/o",
@@ -212,7 +212,7 @@ static void renders_normalised_json_and_table(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    selftest_render_text(&r, &run, f, 0);
+    selftest_render_text(&r, &run, f, &(struct out_style){0});
     fclose(f);
     assert_non_null(strstr(buf, "GPU 0: NVIDIA H200 (compute capability 9.0)"));
     assert_non_null(strstr(buf, "0.99991"));
@@ -249,7 +249,7 @@ static const char writer_extras[] =
 static void reads_the_writers_extras(void **state)
 {
     (void)state;
-    struct st_report r;
+    struct selftest_report r;
     char *err = NULL;
     assert_int_equal(selftest_parse(writer_extras, strlen(writer_extras), &r, &err), 0);
     const struct st_mode *m = &r.devices[0].modes[0];
@@ -269,7 +269,7 @@ static void reads_the_writers_extras(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    selftest_render_text(&r, &run, f, 0);
+    selftest_render_text(&r, &run, f, &(struct out_style){0});
     fclose(f);
     assert_non_null(strstr(buf, "not safe: q x10 L4096: outputs left unwritten or written"));
     assert_non_null(strstr(buf, "not safe: d40 padded: error: SAGEATTN_ERR_DIM"));

@@ -72,9 +72,9 @@ int postcheck_compile(const char *root, const char *cxx, struct strbuf *log)
     struct proc_result pr;
     int ran = proc_run(argv, &po, &pr);
     if (ran != 0) {
-        char why[128];
-        sb_addf(log, "nvcc -ccbin %s: %s\n%s", cxx, proc_describe(&pr, why, sizeof why),
-                pr.out ? pr.out : "");
+        char *why = proc_describe(&pr);
+        sb_addf(log, "nvcc -ccbin %s: %s\n%s", cxx, why, pr.out ? pr.out : "");
+        free(why);
     } else if (!postcheck_trace_uses_root(pr.out, root)) {
         sb_addf(log, "the program linked, but not against %s/lib64/libcudart\n", root);
     } else {

@@ -83,9 +83,9 @@ static int preprocess(const char *cc, const char *inc, const char *header, const
     if (rc == 0) {
         sb_add(all, r.out, r.out_len);
     } else {
-        char buf[96];
-        *why = xasprintf("%s -E %s: %s: %.300s", cc, path, proc_describe(&r, buf, sizeof buf),
-                         r.err ? r.err : "");
+        char *buf = proc_describe(&r);
+        *why = xasprintf("%s -E %s: %s: %.300s", cc, path, buf, r.err ? r.err : "");
+        free(buf);
     }
     proc_result_free(&r);
     free(iflag);
@@ -171,9 +171,9 @@ int stub_make_libcuda(const char *root, const char *cc, struct strbuf *log, char
         struct proc_opts o = {.timeout_ms = STUB_TIMEOUT_MS, .merge_stderr = 1};
         struct proc_result r;
         if (proc_run(argv, &o, &r) < 0) {
-            char buf[96];
-            *why = xasprintf("%s -shared: %s: %.300s", cc, proc_describe(&r, buf, sizeof buf),
-                             r.out ? r.out : "");
+            char *buf = proc_describe(&r);
+            *why = xasprintf("%s -shared: %s: %.300s", cc, buf, r.out ? r.out : "");
+            free(buf);
             unlink(target);
             rc = -1;
         } else {
