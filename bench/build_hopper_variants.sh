@@ -21,7 +21,7 @@ all_variants=(
     "ws_nopp|-DSA_H_WS=1 -DSA_HW_PINGPONG=0"
     "ws_seq|-DSA_H_WS=1 -DSA_HW_OVERLAP=0"
     "ws_fadd|-DSA_H_WS=1 -DSA_HW_ROWSUM_MMA=0"
-    "ws_q_d64nc2_s8|-DSA_H_WS=1 -DSA_HW_QREG=1 -DSA_HW_NC64=2 -DSA_HW_STAGES=8"
+    "ws_q_d64nc2|-DSA_H_WS=1 -DSA_HW_QREG=1 -DSA_HW_NC64=2"
 )
 want=" ${*:-} "
 mkdir -p "$out"

@@ -1,5 +1,5 @@
 /* int8-fp8-wgmma, warp-specialized form (SA_H_WS=1; included by attn_hopper.cu after the shared
- * pieces: sa_h_rows, sa_h_desc, sa_h_softmax). One block = 1 + NC warpgroups:
+ * pieces: sa_htile, sa_h_rows, sa_h_softmax). One block = 1 + NC warpgroups:
  *
  *  - warpgroup 0, the producer: gives most of its registers back (setmaxnreg.dec) and one thread
  *    issues the bulk copies: the block's Q rows once, then each 64-key stage (int8 K, E4M3 Vᵀ,
@@ -20,7 +20,7 @@
 #define SA_HOPPER_WS_CUH
 
 #ifndef SA_HW_STAGES
-#define SA_HW_STAGES 5
+#define SA_HW_STAGES 8 /* a power of two: the slot is a mask, the parity a shift */
 #endif
 #ifndef SA_HW_PINGPONG
 #define SA_HW_PINGPONG 1
@@ -69,17 +69,32 @@ template <int D> struct sa_hw_cfg {
     static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * SA_HW_STAGES + 2);
     static constexpr int OT = SA_HW_ROWSUM_MMA ? D / 2 + 4 : D / 2; /* P·V accumulator */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
+    static_assert((SA_HW_STAGES & (SA_HW_STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
+    static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
     static_assert(NC >= 2 || !SA_HW_PINGPONG, "ping-pong needs two consumer warpgroups");
 };
 
-/* P·V of one tile into ot (fresh: the first k step does not accumulate). */
+/* Descriptors by their two 32-bit halves: the low half (start address >> 4, LBO) is the only
+ * one that moves between stages and k steps, by (bytes >> 4); shared memory < 256 KB keeps the
+ * address field from carrying into LBO. One uniform add per wgmma instead of mask/shift/or. */
+__device__ __forceinline__ uint32_t sa_hw_desc_lo(uint32_t smem_addr)
+{
+    return ((smem_addr & 0x3FFFFu) >> 4) | ((128u >> 4) << 16); /* LBO: K-direction, 128 */
+}
+__device__ __forceinline__ uint64_t sa_hw_desc(uint32_t lo, uint32_t sbo)
+{
+    return ((uint64_t)(sbo >> 4) << 32) | lo;
+}
+
+/* P·V of one tile into ot (fresh: the first k step does not accumulate); v_lo: the low half of
+ * the Vᵀ tile's descriptor. */
 template <int D>
 __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
-                                               const uint32_t (&pa)[2][4], uint32_t sV)
+                                               const uint32_t (&pa)[2][4], uint32_t v_lo)
 {
 #pragma unroll
     for (int kk = 0; kk < 2; ++kk) {
-        const uint64_t vd = sa_h_desc(sV + kk * 256, sa_htile<D>::V_SBO);
+        const uint64_t vd = sa_hw_desc(v_lo + kk * (256 >> 4), sa_htile<D>::V_SBO);
         if constexpr (D == 128 && SA_HW_ROWSUM_MMA)
             sa_wg_pv_e4m3_n136(ot, pa[kk], vd, kk);
         else if constexpr (D == 128)
@@ -91,10 +106,10 @@ __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
     }
 }
 
-/* S = Q·Kᵀ for one 64-key tile with Q from registers (qa), committed as one wgmma group. */
+/* S = Q·Kᵀ for one 64-key tile, Q from shared memory (q_lo) or, with qa, from registers;
+ * committed as one wgmma group. The int32 accumulators start at the float-bias bits. */
 template <int D>
-__device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
-                                                  const uint32_t (&qa)[D / 32][4], uint32_t sK)
+__device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo, uint32_t k_lo)
 {
 #pragma unroll
     for (int i = 0; i < 32; ++i)
@@ -102,7 +117,21 @@ __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
     sa_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; ++kk)
-        sa_wg_qk_s8_ra(acc, qa[kk], sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO));
+        sa_wg_qk_s8(acc, sa_hw_desc(q_lo + kk * (256 >> 4), sa_htile<D>::QK_SBO),
+                    sa_hw_desc(k_lo + kk * (256 >> 4), sa_htile<D>::QK_SBO));
+    sa_wg_commit();
+}
+template <int D>
+__device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
+                                                  const uint32_t (&qa)[D / 32][4], uint32_t k_lo)
+{
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        acc[i] = SA_INT_FLOAT_BIAS;
+    sa_wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk)
+        sa_wg_qk_s8_ra(acc, qa[kk], sa_hw_desc(k_lo + kk * (256 >> 4), sa_htile<D>::QK_SBO));
     sa_wg_commit();
 }
 
@@ -146,7 +175,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
     const uint32_t sQ = sa_smem_addr(smem);
     const uint32_t full0 = sQ + C::BAR_OFF, empty0 = full0 + 8 * S;
     const uint32_t qfull = full0 + 16 * S, qempty = qfull + 8;
-    auto stage = [&](int it) { return sQ + C::Q_BYTES + (it % S) * C::STAGE_BYTES; };
+    auto stage = [&](int it) { return sQ + C::Q_BYTES + ((uint32_t)it % S) * C::STAGE_BYTES; };
 
     if (tid == 0) {
         for (int s = 0; s < S; ++s) {
@@ -193,7 +222,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
                 for (int j = 0; j < w.n_kt; ++j, ++it) {
                     if (it >= S)
                         sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
-                    const uint32_t st = stage(it), bar = full0 + 8 * (it % S);
+                    const uint32_t st = stage(it), bar = full0 + 8 * ((uint32_t)it % S);
                     const size_t k0 = (size_t)j * SA_CTA_K;
                     sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + C::KS_BYTES);
                     sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
@@ -221,9 +250,14 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
             sa_named_arrive(next_bar, 256);
     };
     if (SA_HW_PINGPONG && c == NC - 1)
-        sa_named_arrive(1, 256); /* consumer 0 goes first */
-    auto wait_full = [&](int it) { sa_mbar_wait(full0 + 8 * (it % S), (it / S) & 1); };
-    auto release = [&](int it) { sa_mbar_arrive(empty0 + 8 * (it % S)); };
+        sa_named_arrive(1, 256);                         /* consumer 0 goes first */
+    auto slot = [](int it) { return (uint32_t)it % S; }; /* it >= 0: a mask */
+    auto wait_full = [&](int it) { sa_mbar_wait(full0 + 8 * slot(it), ((uint32_t)it / S) & 1); };
+    auto release = [&](int it) { sa_mbar_arrive(empty0 + 8 * slot(it)); };
+    /* Descriptor low halves of stage 0's K and Vᵀ; stage s adds s·STAGE_BYTES >> 4. */
+    const uint32_t k_lo0 = sa_hw_desc_lo(stage(0)), v_lo0 = k_lo0 + (C::K_BYTES >> 4);
+    auto k_lo = [&](int it) { return k_lo0 + slot(it) * (C::STAGE_BYTES >> 4); };
+    auto v_lo = [&](int it) { return v_lo0 + slot(it) * (C::STAGE_BYTES >> 4); };
     auto ks_of = [&](int it) {
         return (const float *)(smem + (stage(it) - sQ) + C::K_BYTES + C::V_BYTES + C::ONES_BYTES);
     };
@@ -298,10 +332,10 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
                                  : "memory");
         }
         sa_mbar_arrive(qempty);
-        auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_hw_issue_qk_ra<D>(acc, qa, sK); };
+        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it)); };
 #else
-        const uint32_t sQc = sQ + c * 64 * D;
-        auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_h_issue_qk<D>(acc, sQc, sK); };
+        const uint32_t q_lo = sa_hw_desc_lo(sQ + c * 64 * D);
+        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk<D>(acc, q_lo, k_lo(it)); };
 #endif
 #if SA_HW_OVERLAP
         if (n_kt > 0) {
@@ -310,7 +344,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
             float alpha_prev[2];
             turn_begin();
             wait_full(it0);
-            issue_qk(acc, stage(it0));
+            issue_qk(acc, it0);
             turn_end();
             sa_wg_wait<0>();
 #pragma unroll
@@ -323,8 +357,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
                 const int it = it0 + j;
                 turn_begin();
                 wait_full(it);
-                issue_qk(acc, stage(it)); /* fences, then commits group 1 */
-                sa_hw_issue_pv<D>(ot, pa, stage(it - 1) + sa_htile<D>::K_BYTES);
+                issue_qk(acc, it); /* fences, then commits group 1 */
+                sa_hw_issue_pv<D>(ot, pa, v_lo(it - 1));
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
                 sa_wg_wait<1>();
@@ -353,7 +387,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
             }
             turn_begin();
             sa_wg_fence();
-            sa_hw_issue_pv<D>(ot, pa, stage(it0 + n_kt - 1) + sa_htile<D>::K_BYTES);
+            sa_hw_issue_pv<D>(ot, pa, v_lo(it0 + n_kt - 1));
             sa_wg_commit();
             turn_end();
             sa_wg_wait<0>();
@@ -374,7 +408,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
             float alpha[2];
             turn_begin();
             wait_full(it);
-            issue_qk(acc, stage(it));
+            issue_qk(acc, it);
             turn_end();
             sa_wg_wait<0>();
 #pragma unroll
@@ -384,7 +418,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
                                             need_mask(j * SA_CTA_K), tq);
             turn_begin();
             sa_wg_fence();
-            sa_hw_issue_pv<D>(ot, pa, stage(it) + sa_htile<D>::K_BYTES);
+            sa_hw_issue_pv<D>(ot, pa, v_lo(it));
             sa_wg_commit();
             turn_end();
             sa_wg_wait<0>();
