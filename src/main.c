@@ -1,8 +1,9 @@
 /* sagebuild: the command table and global options. Each command lives in its own folder. */
 #include "cmd.h"
+#include "util/opt.h"
+#include "util/strbuf.h"
 #include "util/suggest.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,35 +49,46 @@ static void no_such_command(const char *name)
     fputs(" See 'sagebuild --help'.\n", stderr);
 }
 
-/* Global options may also follow the command (`sagebuild doctor --no-color`): they are taken
- * out of the command's arguments, up to a "--", before the command parses the rest. */
-static int take_global_options(int argc, char **argv, struct global_opts *g)
-{
-    int kept = 1;
-    int i = 1;
-    for (; i < argc && strcmp(argv[i], "--"); i++) {
-        if (!strcmp(argv[i], "--no-color"))
-            g->no_color = 1;
-        else
-            argv[kept++] = argv[i];
-    }
-    for (; i < argc; i++)
-        argv[kept++] = argv[i];
-    argv[kept] = NULL;
-    return kept;
-}
+/* The global options: before the command, or (--no-color) anywhere after it up to a "--". */
+static struct global_opts global;
+static int show_version, show_help, command_at;
+static const struct opt global_table[] = {
+    {.kind = OPT_FLAG,
+     .name = "no-color",
+     .help = "never colour the output (also: NO_COLOR, or output that is not a terminal); may "
+             "also follow the command",
+     .dest = &global.no_color,
+     .flags = OPT_ANYWHERE},
+    {.kind = OPT_FLAG,
+     .name = "version",
+     .letter = 'V',
+     .help = "print the version and exit",
+     .dest = &show_version},
+    {.kind = OPT_FLAG,
+     .name = "help",
+     .letter = 'h',
+     .help = "print this list of commands and exit",
+     .dest = &show_help},
+    {.kind = OPT_OPERANDS, .name = "command", .arg = "<command> [<args>]", .dest = &command_at},
+    {0},
+};
 
 static void usage(FILE *f)
 {
-    fputs("usage: sagebuild [--no-color] [--version] [--help] <command> [<args>]\n\n"
-          "--no-color may also follow the command.\n\n"
-          "Commands:\n",
-          f);
+    struct strbuf about = STRBUF_INIT;
+    sb_adds(&about, "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
-    fputs("\nRun 'sagebuild <command> --help' for a command's options; 'man sagebuild' for all.\n"
-          "Exit status: 0 ok, 1 warnings, 2 errors, 64 usage, 70 internal, 77 nothing to test.\n",
-          f);
+        sb_addf(&about, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    struct opt_command spec = {
+        .about = sb_str(&about),
+        .footer = "Run 'sagebuild <command> --help' for a command's options; 'man sagebuild' for "
+                  "all.\nExit status: 0 ok, 1 warnings, 2 errors, 64 usage, 70 internal, 77 "
+                  "nothing to test.\n",
+        .opts = global_table,
+        .stop_at_operand = 1,
+    };
+    opt_usage(&spec, f);
+    sb_free(&about);
 }
 
 static int cmd_help(int argc, char **argv, const struct global_opts *g)
@@ -109,43 +121,28 @@ int cmd_not_built(const char *name)
 
 int main(int argc, char **argv)
 {
-    struct global_opts g = {0};
-    static const struct option opts[] = {
-        {"no-color", no_argument, NULL, 'C'},
-        {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    /* '+' stops at the first non-option: everything after the command is the command's. */
-    while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
-        switch (c) {
-        case 'C':
-            g.no_color = 1;
-            break;
-        case 'V':
-            printf("sagebuild %s\n", SAGEBUILD_VERSION);
-            return SB_EXIT_OK;
-        case 'h':
+    /* The first operand is the command: everything after it is the command's to parse. */
+    const struct opt_command spec = {.opts = global_table, .stop_at_operand = 1};
+    enum opt_result r = opt_parse(&spec, argc, argv);
+    if (r != OPT_OK)
+        return opt_exit_status(r);
+    if (show_help || show_version) {
+        if (show_help)
             usage(stdout);
-            return SB_EXIT_OK;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
+        else
+            printf("sagebuild %s\n", SAGEBUILD_VERSION);
+        return SB_EXIT_OK;
     }
-    if (optind >= argc) {
+    if (command_at >= argc) {
         usage(stderr);
         return SB_EXIT_USAGE;
     }
-    const struct command *cmd = find_command(argv[optind]);
+    const struct command *cmd = find_command(argv[command_at]);
     if (!cmd) {
-        no_such_command(argv[optind]);
+        no_such_command(argv[command_at]);
         return SB_EXIT_USAGE;
     }
-    /* Each command runs its own getopt_long from a clean state. */
-    char **sub_argv = argv + optind;
-    int sub_argc = take_global_options(argc - optind, sub_argv, &g);
-    optind = 0;
-    return cmd->fn(sub_argc, sub_argv, &g);
+    char **sub_argv = argv + command_at;
+    int sub_argc = opt_take_anywhere(global_table, argc - command_at, sub_argv);
+    return cmd->fn(sub_argc, sub_argv, &global);
 }

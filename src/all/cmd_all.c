@@ -9,15 +9,14 @@
 #include "kernel_build/progress.h"
 #include "kernel_build/run.h"
 #include "cmd.h"
-#include "util/cli.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "util/plural.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,83 +127,65 @@ static void announce(struct run *r, const char *build_log, const char *fmt, ...)
     r->live_build_log = build_log ? xstrdup(build_log) : NULL;
 }
 
-static void usage(FILE *f)
-{
-    fputs("usage: sagebuild all [--arch LIST|native|all] [--cuda-home DIR] [--out DIR] [--yes]\n"
-          "                     [--source redist|pypi|auto] [--python PY] [--json]\n\n"
-          "The main job: doctor, then fetch-cuda when the toolkit does not fit torch's CUDA or\n"
-          "lacks components, then build for the GPUs present (or --arch), then selftest; with\n"
-          "--python, then install the drop-in sageattention into PY and make a real call through\n"
-          "it on each GPU next to torch's SDPA. Stops at the first blocking problem and prints\n"
-          "its fix.\n\n"
-          "  --arch LIST      archs to build (default: the GPUs present; with no GPU, pass one)\n"
-          "  --cuda-home DIR  use this toolkit (never fetch one)\n"
-          "  --out DIR        install prefix of the build (default\n"
-          "                   $XDG_DATA_HOME/sagebuild/sageattn)\n"
-          "  --yes            fetch a toolkit without asking\n"
-          "  --source SRC     where fetch-cuda gets it: redist (default), pypi, auto\n"
-          "  --python PY      install into this python (e.g. ~/ComfyUI/venv/bin/python) and\n"
-          "                   compare a real call with torch SDPA (--yes also replaces an\n"
-          "                   upstream SageAttention there)\n"
-          "  --json           print every stage's result as one JSON object\n\n"
-          "Exit status: 0 built and tested (or built, and skipped testing with no GPU), 1 the\n"
-          "self-test or the real call warned, 2 a stage failed or a blocking problem was found,\n"
-          "64 usage.\n",
-          f);
-}
+static const char about[] =
+    "The main job: doctor, then fetch-cuda when the toolkit does not fit torch's CUDA or\n"
+    "lacks components, then build for the GPUs present (or --arch), then selftest; with\n"
+    "--python, then install the drop-in sageattention into PY and make a real call through\n"
+    "it on each GPU next to torch's SDPA. Stops at the first blocking problem and prints\n"
+    "its fix.\n";
+static const char footer[] =
+    "Exit status: 0 built and tested (or built, and skipped testing with no GPU), 1 the\n"
+    "self-test or the real call warned, 2 a stage failed or a blocking problem was found,\n"
+    "64 usage.\n";
 
-static int parse_opts(int argc, char **argv, struct all_opts *o)
+/* fetch-cuda's --source values, passed on as they are. */
+static const char *const source_choices[] = {"redist", "pypi", "auto", NULL};
+
+static enum opt_result parse_opts(int argc, char **argv, struct all_opts *o)
 {
-    static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'},
-        {"cuda-home", required_argument, NULL, 'c'},
-        {"out", required_argument, NULL, 'o'},
-        {"json", no_argument, NULL, 'J'},
-        {"yes", no_argument, NULL, 'y'},
-        {"source", required_argument, NULL, 's'},
-        {"python", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
-    int c;
-    while ((c = getopt_long(argc, argv, "hy", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            o->arch = optarg;
-            break;
-        case 'c':
-            o->cuda_home = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case 'J':
-            o->json = 1;
-            break;
-        case 'y':
-            o->yes = 1;
-            break;
-        case 'p':
-            o->python = optarg;
-            break;
-        case 's':
-            if (strcmp(optarg, "redist") && strcmp(optarg, "pypi") && strcmp(optarg, "auto")) {
-                fprintf(stderr, "sagebuild all: --source must be redist, pypi or auto, not '%s'\n",
-                        optarg);
-                return SB_EXIT_USAGE;
-            }
-            o->source = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
-    return cli_no_operands("all", argc, argv, optind);
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "arch",
+         .arg = "LIST",
+         .help = "archs to build: a list, native or all (default: the GPUs present; with no "
+                 "GPU, pass one)",
+         .dest = &o->arch},
+        {.kind = OPT_STRING,
+         .name = "cuda-home",
+         .arg = "DIR",
+         .help = "use this toolkit (never fetch one)",
+         .dest = &o->cuda_home},
+        {.kind = OPT_STRING,
+         .name = "out",
+         .arg = "DIR",
+         .help = "install prefix of the build (default $XDG_DATA_HOME/sagebuild/sageattn)",
+         .dest = &o->out},
+        {.kind = OPT_FLAG,
+         .name = "yes",
+         .letter = 'y',
+         .help = "fetch a toolkit without asking",
+         .dest = &o->yes},
+        {.kind = OPT_ENUM,
+         .name = "source",
+         .arg = "SRC",
+         .help = "where fetch-cuda gets it: redist (default), pypi, auto",
+         .dest = &o->source,
+         .choices = source_choices},
+        {.kind = OPT_STRING,
+         .name = "python",
+         .arg = "PY",
+         .help = "install into this python (e.g. ~/ComfyUI/venv/bin/python) and compare a real "
+                 "call with torch SDPA (--yes also replaces an upstream SageAttention there)",
+         .dest = &o->python},
+        {.kind = OPT_FLAG,
+         .name = "json",
+         .help = "print every stage's result as one JSON object",
+         .dest = &o->json},
+        {0},
+    };
+    const struct opt_command spec = {"all", about, footer, table, 0};
+    return opt_parse(&spec, argc, argv);
 }
 
 static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -897,9 +878,9 @@ static void run_free(struct run *r)
 int cmd_all(int argc, char **argv, const struct global_opts *g)
 {
     struct all_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc != SB_EXIT_OK)
-        return rc < 0 ? SB_EXIT_OK : rc;
+    enum opt_result parsed = parse_opts(argc, argv, &o);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
     struct run r;
     memset(&r, 0, sizeof r);
     r.o = &o;
@@ -914,7 +895,7 @@ int cmd_all(int argc, char **argv, const struct global_opts *g)
     struct gpu_cc gpus[16];
     int ngpus = build_gpus_present(gpus, 16, NULL);
     char *archs = NULL;
-    rc = stage_archs(&r, gpus, ngpus, &archs);
+    int rc = stage_archs(&r, gpus, ngpus, &archs);
     if (rc == SB_EXIT_OK) {
         run_stages(&r, archs, ngpus);
         if (o.json)

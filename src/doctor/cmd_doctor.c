@@ -4,35 +4,21 @@
 #include "doctor/doctor.h"
 #include "doctor/report.h"
 #include "probe/arch.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "util/strbuf.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static const char usage_text[] =
-    "usage: sagebuild doctor [CHECK...] [--json] [-v|-q] [--python PATH] [--torch-dir DIR]\n"
-    "                        [--cuda-home DIR] [--arch LIST] [--list-checks]\n"
-    "\n"
+static const char about[] =
     "Diagnoses the environment a CUDA extension build (SageAttention, flash-attn, sagebuild's\n"
     "own kernels) depends on: driver and GPUs, torch and its CUDA, the toolkit torch would use,\n"
     "the host compiler against nvcc's limit, target archs, build resources, and an existing\n"
-    "SageAttention install. Every problem comes with one command that fixes it.\n"
-    "\n"
-    "  CHECK            run only these checks: an id (host.compiler) or a group (toolkit)\n"
-    "  --json           machine-readable output, schema 1\n"
-    "  -v, --verbose    show the evidence behind each verdict\n"
-    "  -q, --quiet      show only warnings and errors\n"
-    "  --python PATH    the interpreter to inspect (default python3); also imports each\n"
-    "                   compiled sageattention module to show the real loader error\n"
-    "  --torch-dir DIR  read torch from DIR (the folder holding version.py), no python run\n"
-    "  --cuda-home DIR  check this toolkit instead of the one torch would resolve\n"
-    "  --arch LIST      the archs a build would target (sm_120a,sm_90a or 12.0;9.0)\n"
-    "  --list-checks    list the check ids and exit\n"
-    "\n"
+    "SageAttention install. Every problem comes with one command that fixes it.\n";
+static const char footer[] =
     "Environment: CUDA_HOME, CUDA_PATH, PATH, CC, CXX, TORCH_CUDA_ARCH_LIST, MAX_JOBS are read as\n"
     "torch reads them; SAGEBUILD_FAKE_GPUS=\"580.65.06;NVIDIA GeForce RTX 5090:12.0\" (or none)\n"
     "replaces the driver probe.\n"
@@ -57,96 +43,95 @@ static int selected(const char *id, char **sel, int nsel)
     return 0;
 }
 
-static int validate_arch_option(const char *list)
+/* --arch: one arch or more (sm_120a,sm_90a or 12.0;9.0), each one the probe knows. */
+static int arch_list_arg(const char *list, void *dest)
 {
     char *copy = xstrdup(list);
     char *save = NULL;
     int count = 0, ok = 1;
     for (char *a = strtok_r(copy, ",; ", &save); a; a = strtok_r(NULL, ",; ", &save)) {
         struct gpu_arch arch;
-        if (arch_parse(a, &arch) < 0) {
-            fprintf(stderr, "sagebuild doctor: --arch: '%s' is not an arch (sm_120a, 9.0, ...)\n",
-                    a);
-            ok = 0;
-        }
+        ok &= arch_parse(a, &arch) == 0;
         count++;
     }
     free(copy);
-    if (count == 0) {
-        fprintf(stderr, "sagebuild doctor: --arch needs at least one arch\n");
-        ok = 0;
-    }
-    return ok;
+    if (!ok || !count)
+        return -1;
+    *(const char **)dest = list;
+    return 0;
+}
+
+/* The options into o; *first_check: the index of the first CHECK operand in argv. */
+static enum opt_result parse_args(int argc, char **argv, struct doctor_opts *o, int *list_checks,
+                                  int *first_check)
+{
+    const struct opt table[] = {
+        {.kind = OPT_OPERANDS,
+         .name = "CHECK",
+         .arg = "[CHECK...]",
+         .help = "run only these checks: an id (host.compiler) or a group (toolkit)",
+         .dest = first_check},
+        {.kind = OPT_FLAG,
+         .name = "json",
+         .help = "machine-readable output, schema 1",
+         .dest = &o->json},
+        {.kind = OPT_FLAG,
+         .name = "verbose",
+         .letter = 'v',
+         .help = "show the evidence behind each verdict",
+         .dest = &o->verbose,
+         .group = 1},
+        {.kind = OPT_FLAG,
+         .name = "quiet",
+         .letter = 'q',
+         .help = "show only warnings and errors",
+         .dest = &o->quiet,
+         .group = 1},
+        {.kind = OPT_STRING,
+         .name = "python",
+         .arg = "PATH",
+         .help = "the interpreter to inspect (default python3); also imports each compiled "
+                 "sageattention module to show the real loader error",
+         .dest = &o->python},
+        {.kind = OPT_STRING,
+         .name = "torch-dir",
+         .arg = "DIR",
+         .help = "read torch from DIR (the folder holding version.py), no python run",
+         .dest = &o->torch_dir},
+        {.kind = OPT_STRING,
+         .name = "cuda-home",
+         .arg = "DIR",
+         .help = "check this toolkit instead of the one torch would resolve",
+         .dest = &o->cuda_home},
+        {.kind = OPT_PARSED,
+         .name = "arch",
+         .arg = "LIST",
+         .help = "the archs a build would target (sm_120a,sm_90a or 12.0;9.0)",
+         .dest = &o->arch,
+         .parse = arch_list_arg,
+         .wants = "a list of known archs such as sm_120a,sm_90a or 12.0;9.0"},
+        {.kind = OPT_FLAG,
+         .name = "list-checks",
+         .help = "list the check ids and exit",
+         .dest = list_checks},
+        {0},
+    };
+    const struct opt_command spec = {"doctor", about, footer, table, 0};
+    return opt_parse(&spec, argc, argv);
 }
 
 int cmd_doctor(int argc, char **argv, const struct global_opts *g)
 {
     struct doctor_opts o = {0};
-    int list_checks = 0;
-    enum { OPT_PYTHON = 256, OPT_TORCH_DIR, OPT_CUDA_HOME, OPT_ARCH, OPT_LIST, OPT_JSON };
-    static const struct option long_opts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"verbose", no_argument, NULL, 'v'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"python", required_argument, NULL, OPT_PYTHON},
-        {"torch-dir", required_argument, NULL, OPT_TORCH_DIR},
-        {"cuda-home", required_argument, NULL, OPT_CUDA_HOME},
-        {"arch", required_argument, NULL, OPT_ARCH},
-        {"list-checks", no_argument, NULL, OPT_LIST},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    while ((c = getopt_long(argc, argv, "vqh", long_opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON:
-            o.json = 1;
-            break;
-        case 'v':
-            o.verbose = 1;
-            break;
-        case 'q':
-            o.quiet = 1;
-            break;
-        case OPT_PYTHON:
-            o.python = optarg;
-            break;
-        case OPT_TORCH_DIR:
-            o.torch_dir = optarg;
-            break;
-        case OPT_CUDA_HOME:
-            o.cuda_home = optarg;
-            break;
-        case OPT_ARCH:
-            o.arch = optarg;
-            break;
-        case OPT_LIST:
-            list_checks = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return SB_EXIT_OK;
-        default:
-            fputs(usage_text, stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
-    if (o.verbose && o.quiet) {
-        fprintf(stderr, "sagebuild doctor: -v and -q exclude each other\n");
-        return SB_EXIT_USAGE;
-    }
-    if (o.arch && !validate_arch_option(o.arch))
-        return SB_EXIT_USAGE;
-    if ((o.python && !*o.python) || (o.torch_dir && !*o.torch_dir) ||
-        (o.cuda_home && !*o.cuda_home)) {
-        fprintf(stderr, "sagebuild doctor: an option was given an empty value\n");
-        return SB_EXIT_USAGE;
-    }
+    int list_checks = 0, first_check = 0;
+    enum opt_result parsed = parse_args(argc, argv, &o, &list_checks, &first_check);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
 
     int ndefs;
     const struct check_def *defs = doctor_checks(&ndefs);
-    char **sel = argv + optind;
-    int nsel = argc - optind;
+    char **sel = argv + first_check;
+    int nsel = argc - first_check;
     for (int i = 0; i < nsel; i++) {
         int any = 0;
         for (int k = 0; k < ndefs; k++)

@@ -7,35 +7,30 @@
 #include "toolchain/jobs.h"
 #include "toolchain/toolkit.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
-{
-    fputs("usage: sagebuild env [--prefix DIR] [--shell sh|fish] [--json]\n\n"
-          "Prints the lines that point CUDA_HOME, PATH, the host compiler (CC, CXX,\n"
-          "NVCC_CCBIN: one that the toolkit's host_config.h accepts), MAX_JOBS and, for CUDA 13,\n"
-          "CPLUS_INCLUDE_PATH (include/cccl, for host-compiled .cpp files) at a toolkit made\n"
-          "by fetch-cuda, for\n"
-          "    eval \"$(sagebuild env)\"\n"
-          "before pip install --no-build-isolation of a torch CUDA extension.\n\n"
-          "  --prefix DIR   the toolkit (default: the fetched one matching torch's CUDA, else\n"
-          "                 the newest under ~/.local/share/sagebuild; with none fetched, the\n"
-          "                 one torch's rules find when the doctor says it fits)\n"
-          "  --shell NAME   sh (bash, zsh, dash) or fish (default: sh)\n"
-          "  --json         the values as JSON\n\n"
-          "When there is no toolkit to point at, it says why on stderr and prints `false` on\n"
-          "stdout (unless that is a terminal), so eval \"$(sagebuild env)\" && ... stops there.\n"
-          "Exit status: 0, 1 no fitting host compiler (the other lines are printed), 2 no\n"
-          "toolkit, 64 usage.\n",
-          f);
-}
+static const char about[] =
+    "Prints the lines that point CUDA_HOME, PATH, the host compiler (CC, CXX,\n"
+    "NVCC_CCBIN: one that the toolkit's host_config.h accepts), MAX_JOBS and, for CUDA 13,\n"
+    "CPLUS_INCLUDE_PATH (include/cccl, for host-compiled .cpp files) at a toolkit made\n"
+    "by fetch-cuda, for\n"
+    "    eval \"$(sagebuild env)\"\n"
+    "before pip install --no-build-isolation of a torch CUDA extension.\n";
+static const char footer[] =
+    "When there is no toolkit to point at, it says why on stderr and prints `false` on\n"
+    "stdout (unless that is a terminal), so eval \"$(sagebuild env)\" && ... stops there.\n"
+    "Exit status: 0, 1 no fitting host compiler (the other lines are printed), 2 no\n"
+    "toolkit, 64 usage.\n";
+
+/* The shells whose syntax `env` writes: every name but fish gets sh's lines. */
+static const char *const shell_choices[] = {"sh", "bash", "zsh", "dash", "fish", NULL};
 
 /* An error for `eval "$(sagebuild env)"`: the evaluated text itself must fail, or the command
  * after `&&` would run against whatever toolkit happens to be around. */
@@ -52,47 +47,30 @@ static int no_toolkit(int json, const char *why, const char *fix)
 int cmd_env(int argc, char **argv, const struct global_opts *g)
 {
     (void)g;
-    enum { O_PREFIX = 256, O_SHELL, O_JSON };
-    static const struct option opts[] = {
-        {"prefix", required_argument, NULL, O_PREFIX},
-        {"shell", required_argument, NULL, O_SHELL},
-        {"json", no_argument, NULL, O_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const char *prefix_arg = NULL, *shell = "sh";
+    int json = 0;
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "prefix",
+         .arg = "DIR",
+         .help = "the toolkit (default: the fetched one matching torch's CUDA, else the newest "
+                 "under ~/.local/share/sagebuild; with none fetched, the one torch's rules find "
+                 "when the doctor says it fits)",
+         .dest = &prefix_arg},
+        {.kind = OPT_ENUM,
+         .name = "shell",
+         .arg = "NAME",
+         .help = "sh (bash, zsh, dash) or fish (default: sh)",
+         .dest = &shell,
+         .choices = shell_choices},
+        {.kind = OPT_FLAG, .name = "json", .help = "the values as JSON", .dest = &json},
+        {0},
     };
-    const char *prefix_arg = NULL;
-    enum env_shell sh = ENV_SH;
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_PREFIX:
-            prefix_arg = optarg;
-            break;
-        case O_SHELL:
-            if (!strcmp(optarg, "fish")) {
-                sh = ENV_FISH;
-            } else if (!strcmp(optarg, "sh") || !strcmp(optarg, "bash") || !strcmp(optarg, "zsh")) {
-                sh = ENV_SH;
-            } else {
-                fprintf(stderr, "sagebuild env: --shell wants sh or fish, not '%s'\n", optarg);
-                return SB_EXIT_USAGE;
-            }
-            break;
-        case O_JSON:
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return SB_EXIT_OK;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "sagebuild env: unexpected argument '%s'\n", argv[optind]);
-        return SB_EXIT_USAGE;
-    }
+    const struct opt_command spec = {"env", about, footer, table, 0};
+    enum opt_result parsed = opt_parse(&spec, argc, argv);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
+    enum env_shell sh = strcmp(shell, "fish") ? ENV_SH : ENV_FISH;
     char *prefix = prefix_arg ? fs_realpath(prefix_arg) : toolkit_find_fetched(NULL, NULL);
     char *found_by = xstrdup(prefix_arg ? "--prefix" : "fetched toolkit");
     if (!prefix && !prefix_arg) {

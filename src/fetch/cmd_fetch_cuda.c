@@ -11,6 +11,7 @@
 #include "fetch_result.h"
 #include "toolchain/toolkit.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "util/plural.h"
 #include "util/strbuf.h"
@@ -18,7 +19,6 @@
 #include "util/version.h"
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,241 +59,190 @@ struct attempt {
     char *deferred;                      /* the error the fallback may still cure */
 };
 
-static void usage(FILE *f)
+static const char about[] =
+    "Downloads the CUDA compiler components (cuda_nvcc, cuda_cudart, cuda_cccl, and\n"
+    "cuda_crt and libnvvm where the release has them) from NVIDIA's redist tree or a\n"
+    "mirror, checks size and sha256, unpacks them and installs them atomically as one\n"
+    "prefix that works as CUDA_HOME. The same request again does nothing.\n";
+
+static const char *const source_choices[] = {"redist", "pypi", "auto", NULL};
+
+/* --cuda: a release number X.Y or X.Y.Z. */
+static int release_arg(const char *arg, void *dest)
 {
-    fputs("usage: sagebuild fetch-cuda [--cuda X.Y[.Z] | --match-torch] [--prefix DIR]\n"
-          "                            [--mirror URL]... [--manifest FILE|URL] [--from DIR]\n"
-          "                            [--offline] [--platform linux-x86_64|linux-sbsa]\n"
-          "                            [--with COMPONENT,...] [--jobs N] [--dry-run] [--json]\n"
-          "                            [--force] [--no-check] [--no-default-mirror]\n"
-          "                            [--source redist|pypi|auto] [--index-url URL]...\n"
-          "                            [--min-rate BYTES] [--deadline SECONDS]\n\n"
-          "Downloads the CUDA compiler components (cuda_nvcc, cuda_cudart, cuda_cccl, and\n"
-          "cuda_crt and libnvvm where the release has them) from NVIDIA's redist tree or a\n"
-          "mirror, checks size and sha256, unpacks them and installs them atomically as one\n"
-          "prefix that works as CUDA_HOME. The same request again does nothing.\n\n"
-          "  --cuda X.Y[.Z]       release; X.Y means its newest patch release known\n"
-          "  --match-torch        the CUDA version of the installed torch (the default when\n"
-          "                       torch is found; else the newest bundled release)\n"
-          "  --prefix DIR         where to install (default ~/.local/share/sagebuild/cuda-X.Y.Z)\n"
-          "  --mirror URL         base of a redist tree; repeatable, tried in order per file,\n"
-          "                       then $SAGEBUILD_MIRRORS, then NVIDIA's site\n"
-          "  --no-default-mirror  do not fall back to NVIDIA's site\n"
-          "  --manifest FILE|URL  use this redistrib_X.Y.Z.json\n"
-          "  --from DIR           take archives from DIR (downloaded elsewhere)\n"
-          "  --offline            never use the network (cache, --from, bundled manifests)\n"
-          "  --platform NAME      linux-x86_64, linux-sbsa or linux-aarch64 (default: this "
-          "machine)\n"
-          "  --with LIST          extra components, e.g. nvdisasm,cuobjdump,nvrtc\n"
-          "  --jobs N             archives unpacked at once (default: CPU count)\n"
-          "  --dry-run            print the plan (URLs, sizes, sha256) and stop\n"
-          "  --json               machine-readable output on stdout\n"
-          "  --force              install again even when the prefix already matches\n"
-          "  --no-check           skip the compile-and-link check of the new toolkit\n"
-          "  --source S           redist (NVIDIA's archives, the default), pypi (NVIDIA's\n"
-          "                       wheels from a PyPI index; CUDA 13 and newer) or auto\n"
-          "                       (redist, then PyPI when that fails)\n"
-          "  --index-url URL      PyPI simple index; repeatable, tried in order, then\n"
-          "                       $SAGEBUILD_INDEX_URLS, then $PIP_INDEX_URL (default\n"
-          "                       " PYPI_DEFAULT_INDEX ")\n"
-          "  --min-rate BYTES     abandon a transfer slower than this per second over\n"
-          "                       $SAGEBUILD_TIMEOUT seconds (default 1k; k and M suffixes)\n"
-          "  --deadline SECONDS   the most one request may take (default 3600, 0: none); a\n"
-          "                       retry resumes where it stopped\n",
-          f);
+    struct version v;
+    if (version_parse_strict(arg, &v) < 0 || v.nparts > 3)
+        return -1;
+    *(const char **)dest = arg;
+    return 0;
 }
 
-static void split_list(const char *s, char ***list, int *n)
+static int platform_arg(const char *arg, void *dest)
 {
-    while (s && *s) {
-        size_t len = strcspn(s, ",");
-        if (len) {
-            *list = xrealloc(*list, (size_t)(*n + 2) * sizeof **list);
-            (*list)[(*n)++] = xstrndup(s, len);
-            (*list)[*n] = NULL;
+    if (strncmp(arg, "linux-", 6))
+        return -1;
+    *(const char **)dest = arg;
+    return 0;
+}
+
+static int rate_arg(const char *arg, void *dest)
+{
+    return fetch_parse_rate(arg, dest);
+}
+
+static int seconds_arg(const char *arg, void *dest)
+{
+    return fetch_parse_seconds(arg, dest);
+}
+
+/* A mirror or index that is not a URL would only fail later, after the plan was printed with
+ * it; say what is wrong with it now. */
+static int check_urls(const struct opt_command *spec, const char *option, char *const *urls, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *why = NULL;
+        if (url_check(urls[i], &why) < 0) {
+            char *shown = url_redact(urls[i]);
+            opt_fail(spec, "%s '%s': %s", option, shown, why);
+            free(shown);
+            free(why);
+            return -1;
         }
-        s += len;
-        s += *s == ',';
     }
+    return 0;
 }
 
+/* 0 parsed, 1 help shown, -1 usage error (printed). The lists in a are set either way. */
 static int parse_args(int argc, char **argv, struct fetch_args *a)
 {
-    enum {
-        O_CUDA = 256,
-        O_TORCH,
-        O_PREFIX,
-        O_MIRROR,
-        O_MANIFEST,
-        O_FROM,
-        O_OFFLINE,
-        O_PLATFORM,
-        O_WITH,
-        O_JOBS,
-        O_DRY,
-        O_JSON,
-        O_FORCE,
-        O_NOCHECK,
-        O_NODEF,
-        O_SOURCE,
-        O_INDEX,
-        O_MIN_RATE,
-        O_DEADLINE
+    struct opt_list mirrors = {0}, extras = {0}, indexes = {0};
+    a->source = "redist";
+    const struct opt table[] = {
+        {.kind = OPT_PARSED,
+         .name = "cuda",
+         .arg = "X.Y[.Z]",
+         .help = "release; X.Y means its newest patch release known",
+         .dest = &a->cuda,
+         .group = 1,
+         .parse = release_arg,
+         .wants = "a release number X.Y or X.Y.Z"},
+        {.kind = OPT_FLAG,
+         .name = "match-torch",
+         .help = "the CUDA version of the installed torch (the default when torch is found; "
+                 "else the newest bundled release)",
+         .dest = &a->match_torch,
+         .group = 1},
+        {.kind = OPT_STRING,
+         .name = "prefix",
+         .arg = "DIR",
+         .help = "where to install (default ~/.local/share/sagebuild/cuda-X.Y.Z)",
+         .dest = &a->prefix},
+        {.kind = OPT_LIST,
+         .name = "mirror",
+         .arg = "URL",
+         .help = "base of a redist tree; repeatable (or comma-separated), tried in order per "
+                 "file, then $SAGEBUILD_MIRRORS, then NVIDIA's site",
+         .dest = &mirrors,
+         .flags = OPT_SPLIT_COMMAS},
+        {.kind = OPT_FLAG,
+         .name = "no-default-mirror",
+         .help = "do not fall back to NVIDIA's site",
+         .dest = &a->no_default_mirror},
+        {.kind = OPT_STRING,
+         .name = "manifest",
+         .arg = "FILE|URL",
+         .help = "use this redistrib_X.Y.Z.json",
+         .dest = &a->manifest},
+        {.kind = OPT_STRING,
+         .name = "from",
+         .arg = "DIR",
+         .help = "take archives from DIR (downloaded elsewhere)",
+         .dest = &a->from},
+        {.kind = OPT_FLAG,
+         .name = "offline",
+         .help = "never use the network (cache, --from, bundled manifests)",
+         .dest = &a->offline},
+        {.kind = OPT_PARSED,
+         .name = "platform",
+         .arg = "NAME",
+         .help = "linux-x86_64, linux-sbsa or linux-aarch64 (default: this machine)",
+         .dest = &a->platform,
+         .parse = platform_arg,
+         .wants = "linux-x86_64, linux-sbsa or linux-aarch64"},
+        {.kind = OPT_LIST,
+         .name = "with",
+         .arg = "LIST",
+         .help = "extra components, e.g. nvdisasm,cuobjdump,nvrtc",
+         .dest = &extras,
+         .flags = OPT_SPLIT_COMMAS},
+        {.kind = OPT_INT,
+         .name = "jobs",
+         .letter = 'j',
+         .arg = "N",
+         .help = "archives unpacked at once (default: CPU count)",
+         .dest = &a->jobs,
+         .min = 1,
+         .max = 256},
+        {.kind = OPT_FLAG,
+         .name = "dry-run",
+         .help = "print the plan (URLs, sizes, sha256) and stop",
+         .dest = &a->dry_run},
+        {.kind = OPT_FLAG,
+         .name = "json",
+         .help = "machine-readable output on stdout",
+         .dest = &a->json},
+        {.kind = OPT_FLAG,
+         .name = "force",
+         .help = "install again even when the prefix already matches",
+         .dest = &a->force},
+        {.kind = OPT_FLAG,
+         .name = "no-check",
+         .help = "skip the compile-and-link check of the new toolkit",
+         .dest = &a->no_check},
+        {.kind = OPT_ENUM,
+         .name = "source",
+         .arg = "S",
+         .help = "redist (NVIDIA's archives, the default), pypi (NVIDIA's wheels from a PyPI "
+                 "index; CUDA 13 and newer) or auto (redist, then PyPI when that fails)",
+         .dest = &a->source,
+         .choices = source_choices},
+        {.kind = OPT_LIST,
+         .name = "index-url",
+         .arg = "URL",
+         .help = "PyPI simple index; repeatable, tried in order, then $SAGEBUILD_INDEX_URLS, "
+                 "then $PIP_INDEX_URL (default " PYPI_DEFAULT_INDEX ")",
+         .dest = &indexes},
+        {.kind = OPT_PARSED,
+         .name = "min-rate",
+         .arg = "BYTES",
+         .help = "abandon a transfer slower than this per second over $SAGEBUILD_TIMEOUT "
+                 "seconds (default 1k; k and M suffixes)",
+         .dest = &a->min_rate,
+         .parse = rate_arg,
+         .wants = "bytes per second from 1 to 1G, e.g. 1024, 64k or 2M"},
+        {.kind = OPT_PARSED,
+         .name = "deadline",
+         .arg = "SECONDS",
+         .help = "the most one request may take (default 3600, 0: none); a retry resumes where "
+                 "it stopped",
+         .dest = &a->deadline,
+         .parse = seconds_arg,
+         .wants = "whole seconds from 0 (none) to 604800"},
+        {0},
     };
-    static const struct option opts[] = {
-        {"cuda", required_argument, NULL, O_CUDA},
-        {"match-torch", no_argument, NULL, O_TORCH},
-        {"prefix", required_argument, NULL, O_PREFIX},
-        {"mirror", required_argument, NULL, O_MIRROR},
-        {"manifest", required_argument, NULL, O_MANIFEST},
-        {"from", required_argument, NULL, O_FROM},
-        {"offline", no_argument, NULL, O_OFFLINE},
-        {"platform", required_argument, NULL, O_PLATFORM},
-        {"with", required_argument, NULL, O_WITH},
-        {"jobs", required_argument, NULL, O_JOBS},
-        {"dry-run", no_argument, NULL, O_DRY},
-        {"json", no_argument, NULL, O_JSON},
-        {"force", no_argument, NULL, O_FORCE},
-        {"no-check", no_argument, NULL, O_NOCHECK},
-        {"no-default-mirror", no_argument, NULL, O_NODEF},
-        {"source", required_argument, NULL, O_SOURCE},
-        {"index-url", required_argument, NULL, O_INDEX},
-        {"min-rate", required_argument, NULL, O_MIN_RATE},
-        {"deadline", required_argument, NULL, O_DEADLINE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
-        switch (c) {
-        case O_CUDA:
-            a->cuda = optarg;
-            break;
-        case O_TORCH:
-            a->match_torch = 1;
-            break;
-        case O_PREFIX:
-            a->prefix = optarg;
-            break;
-        case O_MIRROR:
-            split_list(optarg, &a->mirrors, &a->nmirrors);
-            break;
-        case O_MANIFEST:
-            a->manifest = optarg;
-            break;
-        case O_FROM:
-            a->from = optarg;
-            break;
-        case O_OFFLINE:
-            a->offline = 1;
-            break;
-        case O_PLATFORM:
-            a->platform = optarg;
-            break;
-        case O_WITH:
-            split_list(optarg, &a->extras, &a->nextras);
-            break;
-        case 'j':
-        case O_JOBS:
-            a->jobs = atoi(optarg);
-            if (a->jobs < 1 || a->jobs > 256) {
-                fprintf(stderr, "sagebuild fetch-cuda: --jobs wants a number from 1 to 256\n");
-                return -1;
-            }
-            break;
-        case O_DRY:
-            a->dry_run = 1;
-            break;
-        case O_JSON:
-            a->json = 1;
-            break;
-        case O_FORCE:
-            a->force = 1;
-            break;
-        case O_NOCHECK:
-            a->no_check = 1;
-            break;
-        case O_NODEF:
-            a->no_default_mirror = 1;
-            break;
-        case O_SOURCE:
-            a->source = optarg;
-            break;
-        case O_INDEX:
-            a->indexes = xrealloc(a->indexes, (size_t)(a->nindexes + 2) * sizeof *a->indexes);
-            a->indexes[a->nindexes++] = xstrdup(optarg);
-            a->indexes[a->nindexes] = NULL;
-            break;
-        case O_MIN_RATE:
-            if (fetch_parse_rate(optarg, &a->min_rate) < 0) {
-                fprintf(stderr,
-                        "sagebuild fetch-cuda: --min-rate wants bytes per second (e.g. "
-                        "1024, 64k, 2M), not '%s'\n",
-                        optarg);
-                return -1;
-            }
-            break;
-        case O_DEADLINE:
-            if (fetch_parse_seconds(optarg, &a->deadline) < 0) {
-                fprintf(stderr,
-                        "sagebuild fetch-cuda: --deadline wants whole seconds from 0 (none) "
-                        "to 604800, not '%s'\n",
-                        optarg);
-                return -1;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            usage(stderr);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "sagebuild fetch-cuda: unexpected argument '%s'\n", argv[optind]);
+    const struct opt_command spec = {"fetch-cuda", about, NULL, table, 0};
+    enum opt_result r = opt_parse(&spec, argc, argv);
+    a->mirrors = mirrors.v;
+    a->nmirrors = mirrors.n;
+    a->extras = extras.v;
+    a->nextras = extras.n;
+    a->indexes = indexes.v;
+    a->nindexes = indexes.n;
+    if (r != OPT_OK)
+        return r == OPT_HELP_SHOWN ? 1 : -1;
+    if (check_urls(&spec, "--mirror", a->mirrors, a->nmirrors) < 0 ||
+        check_urls(&spec, "--index-url", a->indexes, a->nindexes) < 0)
         return -1;
-    }
-    if (a->cuda && a->match_torch) {
-        fprintf(stderr, "sagebuild fetch-cuda: --cuda and --match-torch exclude each other\n");
-        return -1;
-    }
-    if (a->cuda) {
-        struct version v;
-        if (version_parse_strict(a->cuda, &v) < 0 || v.nparts > 3) {
-            fprintf(stderr, "sagebuild fetch-cuda: --cuda wants X.Y or X.Y.Z, not '%s'\n", a->cuda);
-            return -1;
-        }
-    }
-    if (!a->source)
-        a->source = "redist";
-    if (strcmp(a->source, "redist") && strcmp(a->source, "pypi") && strcmp(a->source, "auto")) {
-        fprintf(stderr, "sagebuild fetch-cuda: --source wants redist, pypi or auto, not '%s'\n",
-                a->source);
-        return -1;
-    }
-    /* A mirror or index that is not a URL would only fail later, after the plan was printed
-     * with it; say what is wrong with it now. */
-    for (int pass = 0; pass < 2; pass++) {
-        char **urls = pass ? a->indexes : a->mirrors;
-        int n = pass ? a->nindexes : a->nmirrors;
-        for (int i = 0; i < n; i++) {
-            char *why = NULL;
-            if (url_check(urls[i], &why) < 0) {
-                char *shown = url_redact(urls[i]);
-                fprintf(stderr, "sagebuild fetch-cuda: %s '%s': %s\n",
-                        pass ? "--index-url" : "--mirror", shown, why);
-                free(shown);
-                free(why);
-                return -1;
-            }
-        }
-    }
-    if (a->platform && strncmp(a->platform, "linux-", 6)) {
-        fprintf(stderr, "sagebuild fetch-cuda: --platform wants linux-x86_64, linux-sbsa or "
-                        "linux-aarch64\n");
-        return -1;
-    }
     return 0;
 }
 

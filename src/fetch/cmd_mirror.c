@@ -7,29 +7,22 @@
 #include "fetch/sources/resolve.h"
 #include "fetch/engine/verify.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
-{
-    fputs("usage: sagebuild mirror --out DIR [--cuda X.Y[.Z],...]\n\n"
-          "Writes a redist-shaped tree from the download cache: redistrib_X.Y.Z.json and every\n"
-          "archive of it that the cache holds (verified again on the way), plus an index.html.\n"
-          "Serve DIR with any static web server and point fetch-cuda --mirror (or\n"
-          "SAGEBUILD_MIRRORS) at it.\n\n"
-          "  --out DIR      where to write the tree\n"
-          "  --cuda LIST    releases to include (X.Y picks the newest cached X.Y.Z; default: all\n"
-          "                 cached releases)\n",
-          f);
-}
+static const char about[] =
+    "Writes a redist-shaped tree from the download cache: redistrib_X.Y.Z.json and every\n"
+    "archive of it that the cache holds (verified again on the way), plus an index.html.\n"
+    "Serve DIR with any static web server and point fetch-cuda --mirror (or\n"
+    "SAGEBUILD_MIRRORS) at it.\n";
 
 /* Hard link when on one file system, copy otherwise; the target is replaced atomically. */
 static int place_file(const char *src, const char *dst)
@@ -175,49 +168,38 @@ static int cached_archives(const char *cache, char *const *labels, int n)
 int cmd_mirror(int argc, char **argv, const struct global_opts *g)
 {
     (void)g;
-    enum { O_OUT = 256, O_CUDA };
-    static const struct option opts[] = {
-        {"out", required_argument, NULL, O_OUT},
-        {"cuda", required_argument, NULL, O_CUDA},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *out = NULL;
-    struct strbuf wanted = STRBUF_INIT;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_OUT:
-            out = optarg;
-            break;
-        case O_CUDA:
-            sb_addf(&wanted, "%s%s", wanted.len ? "," : "", optarg);
-            break;
-        case 'h':
-            usage(stdout);
-            sb_free(&wanted);
-            return SB_EXIT_OK;
-        default:
-            usage(stderr);
-            sb_free(&wanted);
-            return SB_EXIT_USAGE;
-        }
-    }
-    if (!out || optind < argc) {
-        fprintf(stderr, "sagebuild mirror: %s\n",
-                out ? "unexpected argument" : "--out DIR is required");
-        sb_free(&wanted);
-        return SB_EXIT_USAGE;
+    struct opt_list wanted = {0};
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "out",
+         .arg = "DIR",
+         .help = "where to write the tree",
+         .dest = &out,
+         .flags = OPT_REQUIRED},
+        {.kind = OPT_LIST,
+         .name = "cuda",
+         .arg = "X.Y[.Z]",
+         .help = "releases to include, repeatable or comma-separated (X.Y picks the newest "
+                 "cached X.Y.Z; default: all cached releases)",
+         .dest = &wanted,
+         .flags = OPT_SPLIT_COMMAS},
+        {0},
+    };
+    const struct opt_command spec = {"mirror", about, NULL, table, 0};
+    enum opt_result parsed = opt_parse(&spec, argc, argv);
+    if (parsed != OPT_OK) {
+        opt_list_free(&wanted);
+        return opt_exit_status(parsed);
     }
     char *cache = catalog_cache_dir();
     int n = 0;
     char **labels = catalog_dir_labels(cache, &n);
     char **pick = xcalloc((size_t)n + 1, sizeof *pick);
     int npick = 0, rc = SB_EXIT_OK;
-    if (wanted.len) {
-        for (const char *p = sb_str(&wanted); *p;) {
-            size_t len = strcspn(p, ",");
-            char *req = xstrndup(p, len);
+    if (wanted.n) {
+        for (int w = 0; w < wanted.n; w++) {
+            const char *req = wanted.v[w];
             char *label = resolve_label(req, labels, n);
             if (!label) {
                 fprintf(stderr,
@@ -229,9 +211,6 @@ int cmd_mirror(int argc, char **argv, const struct global_opts *g)
                 pick = xrealloc(pick, (size_t)(npick + 2) * sizeof *pick);
                 pick[npick++] = label;
             }
-            free(req);
-            p += len;
-            p += *p == ',';
         }
     } else {
         for (int i = 0; i < n; i++)
@@ -281,6 +260,6 @@ int cmd_mirror(int argc, char **argv, const struct global_opts *g)
     resolve_free_list(pick, npick);
     resolve_free_list(labels, n);
     free(cache);
-    sb_free(&wanted);
+    opt_list_free(&wanted);
     return rc;
 }

@@ -8,8 +8,8 @@
 #include "cmd.h"
 #include "install/decide.h"
 #include "probe/gpu.h"
-#include "util/cli.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "util/proc.h"
 #include "util/stage_result.h"
@@ -18,7 +18,6 @@
 
 #include <cJSON.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,83 +58,58 @@ struct install_run {
     int have_imp;
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: sagebuild install --python PY [--arch LIST] [--build DIR] [--cuda-home DIR]\n"
-          "                         [--skip-selftest] [--yes] [--json]\n\n"
-          "Installs the drop-in `sageattention` (the built kernels behind SageAttention's API)\n"
-          "into the environment of the python an application runs with, e.g. ComfyUI's\n"
-          "venv/bin/python: builds the library for this machine's GPUs when the build has no\n"
-          "code for them, runs the self-test on the GPUs so the package knows the best mode,\n"
-          "makes the wheel and installs it with PY -m pip, offline, then imports it with PY.\n\n"
-          "  --python PY      the interpreter to install into (required)\n"
-          "  --arch LIST      build these archs (default: the GPUs present when the build lacks\n"
-          "                   them; with no GPU, the existing build is used as it is)\n"
-          "  --build DIR      the build folder (default $XDG_DATA_HOME/sagebuild/sageattn)\n"
-          "  --cuda-home DIR  the toolkit for a build (as `sagebuild build --cuda-home`)\n"
-          "  --skip-selftest  do not run the self-test first (sagebuild all has just run it)\n"
-          "  --yes            replace an installed upstream SageAttention without asking\n"
-          "  --json           print the result as JSON\n\n"
-          "`PY -m pip uninstall sageattention` removes it again. Exit status: 0 installed and\n"
-          "imported, 1 installed with warnings (the self-test warned or failed), 2 error, 64\n"
-          "usage.\n",
-          f);
-}
+static const char about[] =
+    "Installs the drop-in `sageattention` (the built kernels behind SageAttention's API)\n"
+    "into the environment of the python an application runs with, e.g. ComfyUI's\n"
+    "venv/bin/python: builds the library for this machine's GPUs when the build has no\n"
+    "code for them, runs the self-test on the GPUs so the package knows the best mode,\n"
+    "makes the wheel and installs it with PY -m pip, offline, then imports it with PY.\n";
+static const char footer[] =
+    "`PY -m pip uninstall sageattention` removes it again. Exit status: 0 installed and\n"
+    "imported, 1 installed with warnings (the self-test warned or failed), 2 error, 64\n"
+    "usage.\n";
 
-static int parse_opts(int argc, char **argv, struct install_opts *o)
+static enum opt_result parse_opts(int argc, char **argv, struct install_opts *o)
 {
-    static const struct option longopts[] = {
-        {"python", required_argument, NULL, 'p'},
-        {"arch", required_argument, NULL, 'a'},
-        {"build", required_argument, NULL, 'b'},
-        {"cuda-home", required_argument, NULL, 'c'},
-        {"skip-selftest", no_argument, NULL, 'S'},
-        {"yes", no_argument, NULL, 'y'},
-        {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
-    int c;
-    while ((c = getopt_long(argc, argv, "hy", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            o->python = optarg;
-            break;
-        case 'a':
-            o->arch = optarg;
-            break;
-        case 'b':
-            o->build = optarg;
-            break;
-        case 'c':
-            o->cuda_home = optarg;
-            break;
-        case 'S':
-            o->skip_selftest = 1;
-            break;
-        case 'y':
-            o->yes = 1;
-            break;
-        case 'J':
-            o->json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
-    if (cli_no_operands("install", argc, argv, optind))
-        return SB_EXIT_USAGE;
-    if (!o->python || !*o->python) {
-        fprintf(stderr, "sagebuild install: --python PY is required (the interpreter your "
-                        "application runs with, e.g. ~/ComfyUI/venv/bin/python)\n");
-        return SB_EXIT_USAGE;
-    }
-    return SB_EXIT_OK;
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "python",
+         .arg = "PY",
+         .help = "the interpreter to install into: the one your application runs with, e.g. "
+                 "~/ComfyUI/venv/bin/python",
+         .dest = &o->python,
+         .flags = OPT_REQUIRED},
+        {.kind = OPT_STRING,
+         .name = "arch",
+         .arg = "LIST",
+         .help = "build these archs (default: the GPUs present when the build lacks them; "
+                 "with no GPU, the existing build is used as it is)",
+         .dest = &o->arch},
+        {.kind = OPT_STRING,
+         .name = "build",
+         .arg = "DIR",
+         .help = "the build folder (default $XDG_DATA_HOME/sagebuild/sageattn)",
+         .dest = &o->build},
+        {.kind = OPT_STRING,
+         .name = "cuda-home",
+         .arg = "DIR",
+         .help = "the toolkit for a build (as `sagebuild build --cuda-home`)",
+         .dest = &o->cuda_home},
+        {.kind = OPT_FLAG,
+         .name = "skip-selftest",
+         .help = "do not run the self-test first (sagebuild all has just run it)",
+         .dest = &o->skip_selftest},
+        {.kind = OPT_FLAG,
+         .name = "yes",
+         .letter = 'y',
+         .help = "replace an installed upstream SageAttention without asking",
+         .dest = &o->yes},
+        {.kind = OPT_FLAG, .name = "json", .help = "print the result as JSON", .dest = &o->json},
+        {0},
+    };
+    const struct opt_command spec = {"install", about, footer, table, 0};
+    return opt_parse(&spec, argc, argv);
 }
 
 static void say(struct install_run *r, enum out_status s, const char *stage, const char *fmt, ...)
@@ -627,9 +601,9 @@ static void run_install(struct install_run *r)
 int cmd_install(int argc, char **argv, const struct global_opts *g)
 {
     struct install_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc != SB_EXIT_OK)
-        return rc < 0 ? SB_EXIT_OK : rc;
+    enum opt_result parsed = parse_opts(argc, argv, &o);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
     struct install_run r;
     memset(&r, 0, sizeof r);
     r.o = &o;
@@ -656,7 +630,7 @@ int cmd_install(int argc, char **argv, const struct global_opts *g)
     /* The wheel is kept only when pip failed, so the fix can name it. */
     if (r.tmp_dir && !(r.error && r.made.w.path && r.pip_exit != 0 && r.pip_exit != -1))
         fs_remove_tree(r.tmp_dir);
-    rc = r.exit_code;
+    int rc = r.exit_code;
     free(r.error);
     free(r.fix);
     sb_free(&r.notes);

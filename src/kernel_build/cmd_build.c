@@ -16,14 +16,13 @@
 #include "cmd.h"
 #include "probe/resources.h"
 #include "toolchain/jobs.h"
-#include "util/cli.h"
 #include "util/datadir.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "util/xdg.h"
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,99 +30,80 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
-{
-    fputs("usage: sagebuild build [--arch LIST|native|all] [--cuda-home DIR] [--host-cc PATH]\n"
-          "                       [--out DIR] [--head-dims 64,128] [--jobs N] [--timeout SECONDS]\n"
-          "                       [--force] [--verbose] [--json]\n\n"
-          "Compiles the bundled attention kernels (libsageattn.so, sageattn.h, sageattn.pc,\n"
-          "sageattn-selftest) for the chosen GPU archs and installs them into --out.\n\n"
-          "  --arch LIST       sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a sm_121a, comma-\n"
-          "                    separated; 'native' (default): the GPUs present; 'all': every\n"
-          "                    arch but sm_90a\n"
-          "  --cuda-home DIR   the toolkit to use; default: the one fetch-cuda installed for\n"
-          "                    torch's CUDA, else the newest it installed, else $CUDA_HOME,\n"
-          "                    $CUDA_PATH, nvcc on PATH, /usr/local/cuda\n"
-          "  --host-cc PATH    the host C++ compiler for nvcc (-ccbin); default: $CUDAHOSTCXX,\n"
-          "                    $CXX, $CC, g++, or the newest g++-N that nvcc accepts\n"
-          "  --out DIR         install prefix (default $XDG_DATA_HOME/sagebuild/sageattn)\n"
-          "  --head-dims LIST  native head dims to compile: 64, 128 or both (default)\n"
-          "  --jobs N          parallel compile jobs (default: cores, at most one per 4 GB of\n"
-          "                    available memory)\n"
-          "  --timeout SECONDS limit for each CMake step (default 3600)\n"
-          "  --force           rebuild everything, from a clean CMake build folder\n"
-          "  -v, --verbose     show CMake's and the compilers' output as it runs\n"
-          "  --json            print the result as JSON\n\n"
-          "A second build with nothing changed does no work. The full output of a build is kept\n"
-          "in <out>/build.log (its tail is shown on a failure); on a terminal one line shows the\n"
-          "step, the file being compiled and the time so far. A build that compiled nothing\n"
-          "keeps the record and log of the build that made the files. Interrupted (Ctrl-C,\n"
-          "SIGTERM), it stops CMake and the compilers and leaves the installed files, record\n"
-          "and log as they were. Exit status: 0 built or up to date, 2 error, 64 usage.\n",
-          f);
-}
+static const char about[] =
+    "Compiles the bundled attention kernels (libsageattn.so, sageattn.h, sageattn.pc,\n"
+    "sageattn-selftest) for the chosen GPU archs and installs them into --out.\n";
+static const char footer[] =
+    "A second build with nothing changed does no work. The full output of a build is kept\n"
+    "in <out>/build.log (its tail is shown on a failure); on a terminal one line shows the\n"
+    "step, the file being compiled and the time so far. A build that compiled nothing\n"
+    "keeps the record and log of the build that made the files. Interrupted (Ctrl-C,\n"
+    "SIGTERM), it stops CMake and the compilers and leaves the installed files, record\n"
+    "and log as they were. Exit status: 0 built or up to date, 2 error, 64 usage.\n";
 
-static int parse_opts(int argc, char **argv, struct build_opts *o)
+static enum opt_result parse_opts(int argc, char **argv, struct build_opts *o)
 {
-    static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'},
-        {"cuda-home", required_argument, NULL, 'c'},
-        {"host-cc", required_argument, NULL, 'H'},
-        {"out", required_argument, NULL, 'o'},
-        {"head-dims", required_argument, NULL, 'd'},
-        {"jobs", required_argument, NULL, 'j'},
-        {"json", no_argument, NULL, 'J'},
-        {"force", no_argument, NULL, 'f'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     build_opts_init(o);
-    int c;
-    while ((c = getopt_long(argc, argv, "hj:v", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            o->arch = optarg;
-            break;
-        case 'c':
-            o->cuda_home = optarg;
-            break;
-        case 'H':
-            o->host_cc = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case 'd':
-            o->head_dims = optarg;
-            break;
-        case 'j':
-            if (cli_int_arg("build", "jobs", optarg, 1, 1024, &o->jobs))
-                return SB_EXIT_USAGE;
-            break;
-        case 't':
-            if (cli_int_arg("build", "timeout", optarg, 1, 7 * 24 * 3600, &o->timeout_s))
-                return SB_EXIT_USAGE;
-            break;
-        case 'J':
-            o->json = 1;
-            break;
-        case 'f':
-            o->force = 1;
-            break;
-        case 'v':
-            o->verbose = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
-    return cli_no_operands("build", argc, argv, optind);
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "arch",
+         .arg = "LIST",
+         .help = "sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a sm_121a, comma-separated; "
+                 "'native' (default): the GPUs present; 'all': every arch but sm_90a",
+         .dest = &o->arch},
+        {.kind = OPT_STRING,
+         .name = "cuda-home",
+         .arg = "DIR",
+         .help = "the toolkit to use; default: the one fetch-cuda installed for torch's CUDA, "
+                 "else the newest it installed, else $CUDA_HOME, $CUDA_PATH, nvcc on PATH, "
+                 "/usr/local/cuda",
+         .dest = &o->cuda_home},
+        {.kind = OPT_STRING,
+         .name = "host-cc",
+         .arg = "PATH",
+         .help = "the host C++ compiler for nvcc (-ccbin); default: $CUDAHOSTCXX, $CXX, $CC, "
+                 "g++, or the newest g++-N that nvcc accepts",
+         .dest = &o->host_cc},
+        {.kind = OPT_STRING,
+         .name = "out",
+         .arg = "DIR",
+         .help = "install prefix (default $XDG_DATA_HOME/sagebuild/sageattn)",
+         .dest = &o->out},
+        {.kind = OPT_STRING,
+         .name = "head-dims",
+         .arg = "LIST",
+         .help = "native head dims to compile: 64, 128 or both (default)",
+         .dest = &o->head_dims},
+        {.kind = OPT_INT,
+         .name = "jobs",
+         .letter = 'j',
+         .arg = "N",
+         .help = "parallel compile jobs (default: cores, at most one per 4 GB of available "
+                 "memory)",
+         .dest = &o->jobs,
+         .min = 1,
+         .max = 1024},
+        {.kind = OPT_INT,
+         .name = "timeout",
+         .arg = "SECONDS",
+         .help = "limit for each CMake step (default 3600)",
+         .dest = &o->timeout_s,
+         .min = 1,
+         .max = 7 * 24 * 3600},
+        {.kind = OPT_FLAG,
+         .name = "force",
+         .help = "rebuild everything, from a clean CMake build folder",
+         .dest = &o->force},
+        {.kind = OPT_FLAG,
+         .name = "verbose",
+         .letter = 'v',
+         .help = "show CMake's and the compilers' output as it runs",
+         .dest = &o->verbose},
+        {.kind = OPT_FLAG, .name = "json", .help = "print the result as JSON", .dest = &o->json},
+        {0},
+    };
+    const struct opt_command spec = {"build", about, footer, table, 0};
+    return opt_parse(&spec, argc, argv);
 }
 
 /* Refuses, before compiling, every asked arch this nvcc cannot build. */
@@ -548,9 +528,9 @@ done:
 int cmd_build(int argc, char **argv, const struct global_opts *g)
 {
     struct build_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc != SB_EXIT_OK)
-        return rc < 0 ? SB_EXIT_OK : rc;
+    enum opt_result parsed = parse_opts(argc, argv, &o);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
     struct build_outcome res;
     memset(&res, 0, sizeof res);
     if (build_run(&o, &res) == 0)
@@ -567,7 +547,7 @@ int cmd_build(int argc, char **argv, const struct global_opts *g)
         out_style_init(&st, res.error ? stderr : stdout, g->no_color);
         build_outcome_print(&res, res.error ? stderr : stdout, &st);
     }
-    rc = res.exit_code;
+    int rc = res.exit_code;
     build_outcome_free(&res);
     return rc;
 }

@@ -9,15 +9,14 @@
 #include "selftest/recommendation.h"
 #include "selftest/render.h"
 #include "selftest/report.h"
-#include "util/cli.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "util/proc.h"
 #include "util/strbuf.h"
 #include "util/xdg.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,87 +34,83 @@ struct selftest_opts {
     int timeout_s;
 };
 
-static void usage(FILE *f)
+static const char about[] =
+    "Runs DIR/bin/sageattn-selftest: accuracy of each mode (fp16, int8-fp16, int8-fp8 and\n"
+    "the P.V variants int8-fp16-f16acc, int8-fp8-f16acc, int8-fp8-bs, and Hopper's\n"
+    "int8-fp8-wgmma where the library has sm_90a code) against a\n"
+    "high-precision reference on the GPU, and speed in TOPS against the fp16 baseline.\n"
+    "Per GPU and mode: safe (every case finite, complete and within cos >= 0.999,\n"
+    "rel-L1 <= 0.05) and its engineering goal (a note); the recommended mode is the\n"
+    "fastest safe one at L=16K (--full) or 4K, D=128, never one slower than fp16. It is\n"
+    "written to DIR/recommendation.json, which the sageattention package reads.\n";
+static const char footer[] =
+    "Exit status: 0 every mode safe (missed goals are notes), 1 a mode is not safe, 2 a mode\n"
+    "is broken (NaN, missing writes, errors), no mode is safe, a GPU has no code, or the\n"
+    "self-test crashed, hung or printed garbage; 77 skipped: no GPU; 64 usage.\n";
+
+/* --device: a GPU index (0, 1, ...) or "all". */
+static int device_arg(const char *arg, void *dest)
 {
-    fputs(
-        "usage: sagebuild selftest [--build DIR] [--device N|all] [--quick|--full]\n"
-        "                          [--timeout SECONDS] [--json]\n\n"
-        "Runs DIR/bin/sageattn-selftest: accuracy of each mode (fp16, int8-fp16, int8-fp8 and\n"
-        "the P.V variants int8-fp16-f16acc, int8-fp8-f16acc, int8-fp8-bs, and Hopper's\n"
-        "int8-fp8-wgmma where the library has sm_90a code) against a\n"
-        "high-precision reference on the GPU, and speed in TOPS against the fp16 baseline.\n"
-        "Per GPU and mode: safe (every case finite, complete and within cos >= 0.999,\n"
-        "rel-L1 <= 0.05) and its engineering goal (a note); the recommended mode is the\n"
-        "fastest safe one at L=16K (--full) or 4K, D=128, never one slower than fp16. It is\n"
-        "written to DIR/recommendation.json, which the sageattention package reads.\n\n"
-        "  --build DIR        what `sagebuild build --out` made (default\n"
-        "                     $XDG_DATA_HOME/sagebuild/sageattn)\n"
-        "  --device N|all     which GPU (default: every GPU)\n"
-        "  --quick, --full    a representative subset (default) or the whole matrix\n"
-        "  --timeout SECONDS  kill a hanging self-test after this long (default 1800)\n"
-        "  --json             print a normalised JSON with every number\n\n"
-        "Exit status: 0 every mode safe (missed goals are notes), 1 a mode is not safe, 2 a mode\n"
-        "is broken (NaN, missing writes, errors), no mode is safe, a GPU has no code, or the\n"
-        "self-test crashed, hung or printed garbage; 77 skipped: no GPU; 64 usage.\n",
-        f);
+    char *end;
+    strtol(arg, &end, 10);
+    if (strcmp(arg, "all") && (*end || end == arg || arg[0] == '-'))
+        return -1;
+    *(const char **)dest = arg;
+    return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct selftest_opts *o)
+static enum opt_result parse_opts(int argc, char **argv, struct selftest_opts *o)
 {
-    static const struct option longopts[] = {
-        {"build", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'},
-        {"quick", no_argument, NULL, 'q'},       {"full", no_argument, NULL, 'F'},
-        {"json", no_argument, NULL, 'J'},        {"timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
-    };
     *o = (struct selftest_opts){.timeout_s = SELFTEST_DEFAULT_TIMEOUT_S};
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            o->build = optarg;
-            break;
-        case 'd':
-            strtol(optarg, &end, 10);
-            if (strcmp(optarg, "all") && (*end || end == optarg || optarg[0] == '-')) {
-                fprintf(stderr, "sagebuild selftest: --device wants a GPU index or 'all'\n");
-                return SB_EXIT_USAGE;
-            }
-            o->device = optarg;
-            break;
-        case 'q':
-        case 'F':
-            if (o->depth) {
-                fprintf(stderr, "sagebuild selftest: give --quick or --full, not both\n");
-                return SB_EXIT_USAGE;
-            }
-            o->depth = c == 'q' ? "--quick" : "--full";
-            break;
-        case 't':
-            if (cli_int_arg("selftest", "timeout", optarg, 1, 7 * 24 * 3600, &o->timeout_s))
-                return SB_EXIT_USAGE;
-            break;
-        case 'J':
-            o->json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
+    int quick = 0, full = 0;
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "build",
+         .arg = "DIR",
+         .help = "what `sagebuild build --out` made (default $XDG_DATA_HOME/sagebuild/sageattn)",
+         .dest = &o->build},
+        {.kind = OPT_PARSED,
+         .name = "device",
+         .arg = "N|all",
+         .help = "which GPU (default: every GPU)",
+         .dest = &o->device,
+         .parse = device_arg,
+         .wants = "a GPU index or 'all'"},
+        {.kind = OPT_FLAG,
+         .name = "quick",
+         .help = "a representative subset (the default)",
+         .dest = &quick,
+         .group = 1},
+        {.kind = OPT_FLAG,
+         .name = "full",
+         .help = "the whole matrix of shapes",
+         .dest = &full,
+         .group = 1},
+        {.kind = OPT_INT,
+         .name = "timeout",
+         .arg = "SECONDS",
+         .help = "kill a hanging self-test after this long (default 1800)",
+         .dest = &o->timeout_s,
+         .min = 1,
+         .max = 7 * 24 * 3600},
+        {.kind = OPT_FLAG,
+         .name = "json",
+         .help = "print a normalised JSON with every number",
+         .dest = &o->json},
+        {0},
+    };
+    const struct opt_command spec = {"selftest", about, footer, table, 0};
+    enum opt_result parsed = opt_parse(&spec, argc, argv);
+    if (parsed != OPT_OK)
+        return parsed;
+    o->depth = quick ? "--quick" : full ? "--full" : NULL;
     /* A --build that names no folder is a mistyped path, not a machine without a GPU. */
     if (o->build && !fs_is_dir(o->build)) {
-        fprintf(
-            stderr,
-            "sagebuild selftest: --build %s: %s; give the folder `sagebuild build --out` made\n",
-            o->build, fs_exists(o->build) ? "not a folder" : "no such folder");
-        return SB_EXIT_USAGE;
+        opt_fail(&spec, "--build %s: %s; give the folder `sagebuild build --out` made", o->build,
+                 fs_exists(o->build) ? "not a folder" : "no such folder");
+        return OPT_FAILED;
     }
-    return cli_no_operands("selftest", argc, argv, optind);
+    return OPT_OK;
 }
 
 struct outcome {
@@ -284,9 +279,9 @@ static void record_recommendation(struct outcome *oc)
 int cmd_selftest(int argc, char **argv, const struct global_opts *g)
 {
     struct selftest_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc != SB_EXIT_OK)
-        return rc < 0 ? SB_EXIT_OK : rc;
+    enum opt_result parsed = parse_opts(argc, argv, &o);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
     struct outcome oc;
     memset(&oc, 0, sizeof oc);
     run_selftest(&o, &oc);
@@ -310,7 +305,7 @@ int cmd_selftest(int argc, char **argv, const struct global_opts *g)
         out_style_init(&st, f, g->no_color);
         selftest_render_text(rep, &oc.run, f, &st);
     }
-    rc = oc.run.exit_code;
+    int rc = oc.run.exit_code;
     selftest_report_free(&oc.report);
     free(oc.error);
     free(oc.fix);

@@ -2,13 +2,12 @@
  * `sageattention` package into a wheel that pip installs offline. */
 #include "kernel_build/api.h"
 #include "cmd.h"
-#include "util/cli.h"
 #include "util/fs.h"
+#include "util/opt.h"
 #include "util/out.h"
 #include "wheel/make.h"
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,64 +18,45 @@ struct wheel_opts {
     int json;
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: sagebuild wheel [--arch LIST] [--build DIR] [--cuda-home DIR] [--out DIR]\n"
-          "                       [--json]\n\n"
-          "Makes sageattention-<version>-py3-none-linux_<machine>.whl: the drop-in\n"
-          "`sageattention` Python package with the built libsageattn.so, its build record and,\n"
-          "when the self-test wrote one for this library, its recommendation. No GPU needed.\n\n"
-          "  --arch LIST      build (or find up to date) these archs first, as `sagebuild build\n"
-          "                   --arch` does; without it the existing build is packed\n"
-          "  --build DIR      the build folder (default $XDG_DATA_HOME/sagebuild/sageattn)\n"
-          "  --cuda-home DIR  the toolkit for --arch builds (as `sagebuild build --cuda-home`)\n"
-          "  --out DIR        where the wheel goes (default: the current folder)\n"
-          "  --json           print the result as JSON\n\n"
-          "The same build gives the same wheel bytes. Install it with\n"
-          "`PY -m pip install --no-index <wheel>`, or let `sagebuild install --python PY` do\n"
-          "it all. Exit status: 0 wheel written, 2 error, 64 usage.\n",
-          f);
-}
+static const char about[] =
+    "Makes sageattention-<version>-py3-none-linux_<machine>.whl: the drop-in\n"
+    "`sageattention` Python package with the built libsageattn.so, its build record and,\n"
+    "when the self-test wrote one for this library, its recommendation. No GPU needed.\n";
+static const char footer[] =
+    "The same build gives the same wheel bytes. Install it with\n"
+    "`PY -m pip install --no-index <wheel>`, or let `sagebuild install --python PY` do\n"
+    "it all. Exit status: 0 wheel written, 2 error, 64 usage.\n";
 
-static int parse_opts(int argc, char **argv, struct wheel_opts *o)
+static enum opt_result parse_opts(int argc, char **argv, struct wheel_opts *o)
 {
-    static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'},
-        {"build", required_argument, NULL, 'b'},
-        {"out", required_argument, NULL, 'o'},
-        {"json", no_argument, NULL, 'J'},
-        {"cuda-home", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            o->arch = optarg;
-            break;
-        case 'b':
-            o->build = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case 'c':
-            o->cuda_home = optarg;
-            break;
-        case 'J':
-            o->json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            usage(stderr);
-            return SB_EXIT_USAGE;
-        }
-    }
-    return cli_no_operands("wheel", argc, argv, optind);
+    const struct opt table[] = {
+        {.kind = OPT_STRING,
+         .name = "arch",
+         .arg = "LIST",
+         .help = "build (or find up to date) these archs first, as `sagebuild build --arch` "
+                 "does; without it the existing build is packed",
+         .dest = &o->arch},
+        {.kind = OPT_STRING,
+         .name = "build",
+         .arg = "DIR",
+         .help = "the build folder (default $XDG_DATA_HOME/sagebuild/sageattn)",
+         .dest = &o->build},
+        {.kind = OPT_STRING,
+         .name = "cuda-home",
+         .arg = "DIR",
+         .help = "the toolkit for --arch builds (as `sagebuild build --cuda-home`)",
+         .dest = &o->cuda_home},
+        {.kind = OPT_STRING,
+         .name = "out",
+         .arg = "DIR",
+         .help = "where the wheel goes (default: the current folder)",
+         .dest = &o->out},
+        {.kind = OPT_FLAG, .name = "json", .help = "print the result as JSON", .dest = &o->json},
+        {0},
+    };
+    const struct opt_command spec = {"wheel", about, footer, table, 0};
+    return opt_parse(&spec, argc, argv);
 }
 
 static cJSON *str_or_null(const char *s)
@@ -129,9 +109,9 @@ static void print_json(int exit_code, const struct wheel_made *m, const char *er
 int cmd_wheel(int argc, char **argv, const struct global_opts *g)
 {
     struct wheel_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc != SB_EXIT_OK)
-        return rc < 0 ? SB_EXIT_OK : rc;
+    enum opt_result parsed = parse_opts(argc, argv, &o);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
     struct out_style st;
     out_style_init(&st, stdout, g->no_color);
     char *build_dir = build_out_dir(o.build);
@@ -139,7 +119,7 @@ int cmd_wheel(int argc, char **argv, const struct global_opts *g)
     struct wheel_made m;
     memset(&m, 0, sizeof m);
     const char *error = NULL, *fix = NULL;
-    rc = SB_EXIT_OK;
+    int rc = SB_EXIT_OK;
 
     struct build_outcome bo;
     memset(&bo, 0, sizeof bo);

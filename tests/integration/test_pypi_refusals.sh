@@ -66,5 +66,5 @@ SAGEBUILD_INDEX_URLS="$IDX/simple" $SB fetch-cuda --source pypi \
 # Usage errors.
 $SB fetch-cuda --source conda >/dev/null 2>"$T/err6"
 [ $? = 64 ] || fail "--source conda is not a usage error"
-grep -q "redist, pypi or auto" "$T/err6" || fail "usage message: $(cat "$T/err6")"
+grep -q "must be one of: redist, pypi, auto" "$T/err6" || fail "usage message: $(cat "$T/err6")"
 exit 0

@@ -11,7 +11,6 @@
 #include "kernel_build/plan.h"
 #include "kernel_build/run.h"
 #include "kernel_build/srcinfo.h"
-#include "util/cli.h"
 
 static void parses_head_dims(void **state)
 {
@@ -170,23 +169,6 @@ static void source_inputs(void **state)
     assert_false(srcinfo_is_input("bench"));
 }
 
-static void reads_integer_options(void **state)
-{
-    (void)state;
-    int v = -1;
-    assert_int_equal(cli_int_arg("build", "jobs", "8", 1, 1024, &v), 0);
-    assert_int_equal(v, 8);
-    assert_int_equal(cli_int_arg("build", "jobs", "0", 1, 1024, &v), 64);
-    assert_int_equal(cli_int_arg("build", "jobs", "8x", 1, 1024, &v), 64);
-    assert_int_equal(cli_int_arg("build", "jobs", "", 1, 1024, &v), 64);
-    assert_int_equal(cli_int_arg("build", "jobs", "99999999999999", 1, 1024, &v), 64);
-    assert_int_equal(cli_int_arg("build", "jobs", NULL, 1, 1024, &v), 64);
-    assert_int_equal(v, 8); /* untouched on errors */
-    char *argv[] = {"build", "extra", NULL};
-    assert_int_equal(cli_no_operands("build", 2, argv, 2), 0);
-    assert_int_equal(cli_no_operands("build", 2, argv, 1), 64);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,7 +179,6 @@ int main(void)
         cmocka_unit_test(finds_the_nvcc_command),
         cmocka_unit_test(tails_logs),
         cmocka_unit_test(source_inputs),
-        cmocka_unit_test(reads_integer_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
