@@ -44,11 +44,15 @@ static int no_toolkit(int json, const char *why, const char *fix)
     return SB_EXIT_ERROR;
 }
 
-int cmd_env(int argc, char **argv, const struct global_opts *g)
+struct env_args {
+    const char *prefix; /* NULL: the default toolkit */
+    enum env_shell shell;
+    int json;
+};
+
+static enum opt_result parse_args(int argc, char **argv, struct env_args *a)
 {
-    (void)g;
-    const char *prefix_arg = NULL, *shell = "sh";
-    int json = 0;
+    const char *shell = "sh";
     const struct opt table[] = {
         {.kind = OPT_STRING,
          .name = "prefix",
@@ -56,21 +60,33 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
          .help = "the toolkit (default: the fetched one matching torch's CUDA, else the newest "
                  "under ~/.local/share/sagebuild; with none fetched, the one torch's rules find "
                  "when the doctor says it fits)",
-         .dest = &prefix_arg},
+         .dest = &a->prefix},
         {.kind = OPT_ENUM,
          .name = "shell",
          .arg = "NAME",
          .help = "sh (bash, zsh, dash) or fish (default: sh)",
          .dest = &shell,
          .choices = shell_choices},
-        {.kind = OPT_FLAG, .name = "json", .help = "the values as JSON", .dest = &json},
+        {.kind = OPT_FLAG, .name = "json", .help = "the values as JSON", .dest = &a->json},
         {0},
     };
     const struct opt_command spec = {"env", about, footer, table, 0};
+    *a = (struct env_args){NULL, ENV_SH, 0};
     enum opt_result parsed = opt_parse(&spec, argc, argv);
+    a->shell = strcmp(shell, "fish") ? ENV_SH : ENV_FISH;
+    return parsed;
+}
+
+int cmd_env(int argc, char **argv, const struct global_opts *g)
+{
+    (void)g;
+    struct env_args args;
+    enum opt_result parsed = parse_args(argc, argv, &args);
     if (parsed != OPT_OK)
         return opt_exit_status(parsed);
-    enum env_shell sh = strcmp(shell, "fish") ? ENV_SH : ENV_FISH;
+    const char *prefix_arg = args.prefix;
+    int json = args.json;
+    enum env_shell sh = args.shell;
     char *prefix = prefix_arg ? fs_realpath(prefix_arg) : toolkit_find_fetched(NULL, NULL);
     char *found_by = xstrdup(prefix_arg ? "--prefix" : "fetched toolkit");
     if (!prefix && !prefix_arg) {

@@ -112,7 +112,8 @@ static int check_urls(const struct opt_command *spec, const char *option, char *
     return 0;
 }
 
-/* 0 parsed, 1 help shown, -1 usage error (printed). The lists in a are set either way. */
+/* 0 parsed, 1 help shown, -1 usage error (printed). The lists in a are set either way.
+ * Long only for its table, one row of data per option; the logic is the lines after it. */
 static int parse_args(int argc, char **argv, struct fetch_args *a)
 {
     struct opt_list mirrors = {0}, extras = {0}, indexes = {0};

@@ -165,29 +165,35 @@ static int cached_archives(const char *cache, char *const *labels, int n)
     return found;
 }
 
-int cmd_mirror(int argc, char **argv, const struct global_opts *g)
+/* --out into *out, the releases of --cuda into wanted (freed by the caller either way). */
+static enum opt_result parse_args(int argc, char **argv, const char **out, struct opt_list *wanted)
 {
-    (void)g;
-    const char *out = NULL;
-    struct opt_list wanted = {0};
     const struct opt table[] = {
         {.kind = OPT_STRING,
          .name = "out",
          .arg = "DIR",
          .help = "where to write the tree",
-         .dest = &out,
+         .dest = out,
          .flags = OPT_REQUIRED},
         {.kind = OPT_LIST,
          .name = "cuda",
          .arg = "X.Y[.Z]",
          .help = "releases to include, repeatable or comma-separated (X.Y picks the newest "
                  "cached X.Y.Z; default: all cached releases)",
-         .dest = &wanted,
+         .dest = wanted,
          .flags = OPT_SPLIT_COMMAS},
         {0},
     };
     const struct opt_command spec = {"mirror", about, NULL, table, 0};
-    enum opt_result parsed = opt_parse(&spec, argc, argv);
+    return opt_parse(&spec, argc, argv);
+}
+
+int cmd_mirror(int argc, char **argv, const struct global_opts *g)
+{
+    (void)g;
+    const char *out = NULL;
+    struct opt_list wanted = {0};
+    enum opt_result parsed = parse_args(argc, argv, &out, &wanted);
     if (parsed != OPT_OK) {
         opt_list_free(&wanted);
         return opt_exit_status(parsed);
