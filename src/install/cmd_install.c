@@ -86,11 +86,7 @@ static enum opt_result parse_opts(int argc, char **argv, struct install_opts *o)
          .help = "build these archs (default: the GPUs present when the build lacks them; "
                  "with no GPU, the existing build is used as it is)",
          .dest = &o->arch},
-        {.kind = OPT_STRING,
-         .name = "build",
-         .arg = "DIR",
-         .help = "the build folder (default $XDG_DATA_HOME/sagebuild/sageattn)",
-         .dest = &o->build},
+        BUILD_DIR_OPTION(&o->build),
         {.kind = OPT_STRING,
          .name = "cuda-home",
          .arg = "DIR",

@@ -4,6 +4,7 @@
 #define SB_BUILD_API_H
 
 #include "outcome.h"
+#include "util/opt.h"
 
 struct build_opts {
     const char *arch; /* "native" by default */
@@ -25,5 +26,15 @@ void build_opts_init(struct build_opts *o);
 int build_run(const struct build_opts *o, struct build_outcome *res);
 /* --out made absolute, else $XDG_DATA_HOME/sagebuild/sageattn. Heap string. */
 char *build_out_dir(const char *flag);
+
+/* The --build DIR option row of the commands that read a build (selftest, wheel, install):
+ * one help text for the folder build_out_dir() defaults to. */
+#define BUILD_DIR_OPTION(dest_)                                                                    \
+    {                                                                                              \
+        .kind = OPT_STRING, .name = "build", .arg = "DIR",                                         \
+        .help = "the build folder, what `sagebuild build --out` made (default "                    \
+                "$XDG_DATA_HOME/sagebuild/sageattn)",                                              \
+        .dest = (dest_)                                                                            \
+    }
 
 #endif

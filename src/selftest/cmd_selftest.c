@@ -2,6 +2,7 @@
  * cannot take the CLI down), reads its JSON, shows per GPU and mode whether it is safe to use
  * and whether it met its engineering goal, and records the recommended mode per GPU in
  * <build>/recommendation.json for the sageattention package. */
+#include "kernel_build/api.h"
 #include "kernel_build/run.h"
 #include "cmd.h"
 #include "fetch/engine/verify.h"
@@ -64,11 +65,7 @@ static enum opt_result parse_opts(int argc, char **argv, struct selftest_opts *o
     *o = (struct selftest_opts){.timeout_s = SELFTEST_DEFAULT_TIMEOUT_S};
     int quick = 0, full = 0;
     const struct opt table[] = {
-        {.kind = OPT_STRING,
-         .name = "build",
-         .arg = "DIR",
-         .help = "what `sagebuild build --out` made (default $XDG_DATA_HOME/sagebuild/sageattn)",
-         .dest = &o->build},
+        BUILD_DIR_OPTION(&o->build),
         {.kind = OPT_PARSED,
          .name = "device",
          .arg = "N|all",

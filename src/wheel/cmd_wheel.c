@@ -37,11 +37,7 @@ static enum opt_result parse_opts(int argc, char **argv, struct wheel_opts *o)
          .help = "build (or find up to date) these archs first, as `sagebuild build --arch` "
                  "does; without it the existing build is packed",
          .dest = &o->arch},
-        {.kind = OPT_STRING,
-         .name = "build",
-         .arg = "DIR",
-         .help = "the build folder (default $XDG_DATA_HOME/sagebuild/sageattn)",
-         .dest = &o->build},
+        BUILD_DIR_OPTION(&o->build),
         {.kind = OPT_STRING,
          .name = "cuda-home",
          .arg = "DIR",
