@@ -303,7 +303,6 @@ static int run_captured(cmd_fn fn, int argc, char **argv, const struct global_op
     fflush(stdout);
     int saved = dup(STDOUT_FILENO);
     dup2(fd, STDOUT_FILENO);
-    optind = 0;
     int rc = fn(argc, argv, g);
     fflush(stdout);
     dup2(saved, STDOUT_FILENO);
@@ -328,7 +327,6 @@ static void run_selftest(struct install_run *r)
     if (r->o->json) {
         r->selftest_exit = run_captured(cmd_selftest, argc, argv, r->g, &r->selftest_json);
     } else {
-        optind = 0;
         r->selftest_exit = cmd_selftest(argc, argv, r->g);
     }
     if (r->selftest_exit == SB_EXIT_WARN)
