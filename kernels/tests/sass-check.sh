@@ -6,6 +6,8 @@
 #     int8-fp8-f16acc, HMMA.16816.F16 for int8-fp16-f16acc, INT8 Q·Kᵀ everywhere, and no
 #     half-rate tensor instruction (FP32 accumulator) left in those loops;
 #   - checks that the checker fails on a listing whose P·V is the half-rate form (it has teeth);
+#   - compiles int8-fp8-wgmma's sm_90a kernels (attn_hopper.cu, both forms) and checks their key
+#     loops: INT8 and E4M3 wgmma, no spills, setmaxnreg (kernels/tests/check_hopper_sass.py);
 #   - checks ptxas's spills of these kernels against tests/spill-budget.txt (the ratchet);
 #   - runs the throughput model (bench/model_throughput.py) on these listings: its H200
 #     validation error must stay within 15 %; its RTX 5090/4090 predictions are printed and kept
@@ -97,6 +99,36 @@ if [ -s "$out/sm_120a/listing.sass" ]; then
     else
         echo "kernel-sass-test: the checker rejects a half-rate P·V labelled int8-fp8-bs (as it must)"
     fi
+fi
+
+# int8-fp8-wgmma (issue 13): attn_hopper.cu for sm_90a in both forms (SA_H_WS=0: one warpgroup
+# per block; 1: warp-specialized): INT8 and E4M3 wgmma in the key loop, no spills, and the
+# warp-specialized kernel's setmaxnreg; the checker must reject a listing whose P·V is not E4M3.
+d="$out/sm_90a"
+rm -rf "$d" && mkdir -p "$d"
+for ws in 0 1; do
+    if ! nice -n 10 nvcc -O3 -DNDEBUG -std=c++17 -cubin -Xptxas=-v \
+        -gencode=arch=compute_90a,code=sm_90a -I"$kernels/src" -I"$kernels/include" \
+        -DSA_WITH_D64=1 -DSA_WITH_D128=1 -DSA_WITH_HOPPER=1 -DSA_H_WS=$ws \
+        -Xcompiler=-Wall,-Wextra -Werror=all-warnings \
+        -o "$d/hopper$ws.cubin" "$kernels/src/attn/attn_hopper.cu" >"$d/hopper$ws.log" 2>&1; then
+        fail "sm_90a attn_hopper.cu (SA_H_WS=$ws) did not compile:"; tail -20 "$d/hopper$ws.log" >&2
+        continue
+    fi
+    grep -E "spill stores" "$d/hopper$ws.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" &&
+        fail "sm_90a attn_hopper.cu (SA_H_WS=$ws) spills (ptxas, above)"
+    "$nvdisasm" "$d/hopper$ws.cubin" >"$d/hopper$ws.sass" 2>"$d/nvdisasm.err" ||
+        fail "sm_90a: nvdisasm hopper$ws.cubin: $(tail -2 "$d/nvdisasm.err")"
+done
+if python3 "$here/check_hopper_sass.py" "$d"/hopper*.sass >"$d/check.log" 2>&1; then
+    echo "kernel-sass-test: sm_90a int8-fp8-wgmma: IGMMA (INT8) and QGMMA (E4M3, FP32) in every key loop, no spills"
+else
+    fail "sm_90a int8-fp8-wgmma SASS:"; grep FAIL "$d/check.log" >&2
+fi
+if [ -s "$d/hopper1.sass" ]; then
+    sed 's/QGMMA\.64x\([0-9]*\)x32\.F32\.E4M3\.E4M3/HGMMA.64x\1x16.F32.F16/' "$d/hopper1.sass" >"$d/teeth.sass"
+    python3 "$here/check_hopper_sass.py" "$d/teeth.sass" >"$d/teeth.log" 2>&1 &&
+        fail "the Hopper checker accepted a listing whose P·V is FP16 (HGMMA)"
 fi
 
 if [ $failures -gt 0 ]; then
