@@ -14,17 +14,29 @@
 #   4. bench/bench.py over the same modes by name (quick accuracy cases, key speed shapes);
 #   5. the accuracy table (bench/fullrate_table.py): int8-fp8 variants cos >= 0.9992 and rel-L1
 #      <= 0.04, int8-fp16-f16acc int8-fp16's goal, nothing non-finite.
+#   6. (--overlap) the throughput model's structural check: three more sm_90 builds that add 256
+#      or 512 FP32 instructions per key tile after the softmax (SA_TEST_EXTRA_ALU) or 256 between
+#      the P·V mma (SA_TEST_EXTRA_ALU_PV), timed against the plain build at D=128 L=16K for
+#      int8-fp16 (bench/overlap_probe.py, one process per build, plain first and last; the output
+#      checksums must all be equal); bench/model_throughput.py assumes such work does not
+#      overlap the tensor work: its predicted slowdowns are printed next to the measured ones.
 # Everything goes to $OUT (one .tgz plus the table and a summary); a summary is printed last.
-#   bash bench/device_fullrate.sh [--no-bench] [--memcheck]
-# (--memcheck adds compute-sanitizer over the variants' quick matrix: about 2 more minutes.)
+#   bash bench/device_fullrate.sh [--no-bench] [--memcheck] [--overlap]
+# (--memcheck adds compute-sanitizer over the variants' quick matrix: about 2 more minutes;
+# --overlap about 2 more.)
 set -o pipefail
 MEMCHECK=0
 BENCH=1
+OVERLAP=0
 for arg in "$@"; do
     case $arg in
     --memcheck) MEMCHECK=1 ;;
     --no-bench) BENCH=0 ;;
-    *) echo "usage: bash bench/device_fullrate.sh [--no-bench] [--memcheck]" >&2; exit 64 ;;
+    --overlap) OVERLAP=1 ;;
+    *)
+        echo "usage: bash bench/device_fullrate.sh [--no-bench] [--memcheck] [--overlap]" >&2
+        exit 64
+        ;;
     esac
 done
 export PYTHONUNBUFFERED=1 NO_COLOR=1
@@ -111,6 +123,52 @@ if [ "$BENCH" = 1 ] && [ -f "$lib" ]; then
     note "bench.py --modes $MODES rc=$?"
     grep -v "^api .* ok " "$OUT/raw/bench.log" | tail -n 20
     [ -s "$OUT/raw/bench.json" ] && bench_args=(--bench "$OUT/raw/bench.json")
+fi
+
+if [ "$OVERLAP" = 1 ] && [ -f "$lib" ]; then
+    libs=("plain=$lib")
+    for v in alu256:-DSA_TEST_EXTRA_ALU=256 alu512:-DSA_TEST_EXTRA_ALU=512 \
+        pv256:-DSA_TEST_EXTRA_ALU_PV=256; do
+        name=${v%%:*}
+        if cmake -S kernels -B "/tmp/sa-ovl-$name" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+            -DSAGEATTN_ARCHS=sm_90 -DSAGEATTN_SELFTEST=OFF -DCMAKE_CUDA_FLAGS="${v#*:}" \
+            >"$OUT/raw/configure-ovl-$name.log" 2>&1 &&
+            cmake --build "/tmp/sa-ovl-$name" -j "$(nproc)" --target sageattn \
+                >"$OUT/raw/build-ovl-$name.log" 2>&1; then
+            libs+=("$name=$(find "/tmp/sa-ovl-$name" -name 'libsageattn.so*' -type f | head -n 1)")
+        else
+            note "overlap build $name FAILED (raw/build-ovl-$name.log)"
+        fi
+    done
+    libs+=("plain-again=$lib")
+    for mode in int8-fp16; do
+        for entry in "${libs[@]}"; do
+            timeout 120 python3 bench/overlap_probe.py --lib "${entry#*=}" --mode "$mode" \
+                --label "${entry%%=*}" >>"$OUT/raw/overlap.jsonl" 2>>"$OUT/raw/overlap.err"
+        done
+    done
+    python3 - "$OUT/raw/overlap.jsonl" >"$OUT/overlap.txt" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+# bench/model_throughput.py on these builds' sm_90 SASS (bench/NOTES.md, v9): time relative to
+# the plain build if issue work does not overlap the tensor work; full overlap would give 1.000.
+MODEL = {"plain": 1.0, "plain-again": 1.0, "alu256": 1.112, "alu512": 1.225, "pv256": 1.112}
+for mode in ("int8-fp16",):
+    rs = [r for r in rows if r["mode"] == mode]
+    base = [r for r in rs if r["label"].startswith("plain")]
+    if not base:
+        continue
+    ms0 = sum(r["ms"] for r in base) / len(base)
+    print("%s D=128 L=16K: plain %.3f ms (runs %s)" % (
+        mode, ms0, ", ".join("%.3f" % r["ms"] for r in base)))
+    for r in rs:
+        print("  %-12s %8.3f ms %7.1f TOPS  time x%.3f (model x%.3f)  checksum %s%s" % (
+            r["label"], r["ms"], r["tops"], r["ms"] / ms0, MODEL.get(r["label"], 0.0),
+            "same" if r["checksum"] == base[0]["checksum"] else "DIFFERS",
+            "" if r["finite"] else "  NON-FINITE"))
+PY
+    note "overlap probe (model structure check): $(tr '\n' ';' <"$OUT/overlap.txt" | cut -c1-400)"
+    cat "$OUT/overlap.txt"
 fi
 
 if [ -s "$OUT/raw/selftest-full.json" ]; then

@@ -90,6 +90,17 @@ static inline float sa_mode_v_scale_max(sageattn_mode m)
 #ifndef SA_SPLIT_S
 #define SA_SPLIT_S 0
 #endif
+/* Test builds only (bench/device_fullrate.sh --overlap): SA_TEST_EXTRA_ALU = N adds N FP32
+ * instructions per key tile per thread right after the softmax, SA_TEST_EXTRA_ALU_PV = N adds
+ * them between the P·V mma of the fp16/bf16 P·V loop (int8-fp16, fp16). Nothing reads their
+ * results. They measure how much non-tensor issue work costs next to the tensor work, which
+ * the throughput model (bench/model_throughput.py) assumes does not overlap it. */
+#ifndef SA_TEST_EXTRA_ALU
+#define SA_TEST_EXTRA_ALU 0
+#endif
+#ifndef SA_TEST_EXTRA_ALU_PV
+#define SA_TEST_EXTRA_ALU_PV 0
+#endif
 /* Blocks per SM the attention kernel's register budget is sized for, per padded head dim
  * (D=128 needs all 255 registers at 2 blocks; D=64 fits 3 blocks = 12 warps per SM). */
 #ifndef SA_MIN_BLOCKS

@@ -96,7 +96,7 @@ __device__ __forceinline__ void sa_qk(float t[SA_MT][NT][4], uint32_t sQw, uint3
  * shared memory, starting at the first of those keys. */
 template <int D, bool BF16, int NT>
 __device__ __forceinline__ void sa_pv_f16(float o[SA_MT][D / 8][4], const float p[SA_MT][NT][4],
-                                          uint32_t sV, int lane)
+                                          uint32_t sV, int lane, float (&test_sink)[4])
 {
     constexpr int PITCH = D * 2 + 16;
     const uint32_t b_off = (((lane / 8) % 2) * 8 + lane % 8) * PITCH + (lane / 16) * 16;
@@ -119,6 +119,7 @@ __device__ __forceinline__ void sa_pv_f16(float o[SA_MT][D / 8][4], const float 
                 sa_mma_f16<BF16>(o[mt][2 * np], pa[mt], bf[0], bf[1]);
                 sa_mma_f16<BF16>(o[mt][2 * np + 1], pa[mt], bf[2], bf[3]);
             }
+            sa_test_extra_alu<SA_TEST_EXTRA_ALU_PV / (NT / 2 * D / 16)>(test_sink, p[0][0][0]);
         }
     }
 }

@@ -53,13 +53,18 @@ template <int NT> __device__ __forceinline__ float sa_row_sum(const float t[NT][
 
 /* One online-softmax step over NT*8 keys: turns t into p in place (p = exp2(logit - max) *
  * 2^P_LOG2, i.e. already scaled for FP8 when P_LOG2 = log2(448)), updates the row state, and
- * rescales O and the row sums when a row max moved (a warp-uniform branch). */
-template <int NT, int DN>
+ * rescales O and the row sums when a row max moved (a warp-uniform branch).
+ * LAZY_ALPHA: compute the rescale factors (one exponential per row) inside that rare branch
+ * instead of before the vote: in an interior tile of a long sequence no row max moves, so 4
+ * MUFU and their FADD/FMUL/FSETP/FSEL (19 instructions per tile on sm_120a) are not executed.
+ * Same values either way; it only moves register pressure, so it is chosen per kernel
+ * (sa_lazy_alpha in sa_mainloop.cuh) where ptxas spills no more with it. */
+template <int NT, int DN, bool LAZY_ALPHA = false>
 __device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
                                                 const float row_scale[SA_MT][2],
                                                 float o[SA_MT][DN][4], float p_log2)
 {
-    float m_use[SA_MT][2], alpha[SA_MT][2];
+    float m_use[SA_MT][2], alpha_or_old[SA_MT][2]; /* alpha, or the old max when LAZY_ALPHA */
     bool small = true, moved = false;
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt) {
@@ -71,8 +76,10 @@ __device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
             /* A row with no visible key yet keeps max -inf; use 0 so -inf - max stays -inf. */
             m_use[mt][h] = mx == -INFINITY ? 0.0f : mx;
             const float old = st.max[mt][h];
-            alpha[mt][h] =
-                old == -INFINITY ? 0.0f : sa_exp2((old - m_use[mt][h]) * row_scale[mt][h]);
+            alpha_or_old[mt][h] = LAZY_ALPHA ? old
+                                  : old == -INFINITY
+                                      ? 0.0f
+                                      : sa_exp2((old - m_use[mt][h]) * row_scale[mt][h]);
             moved |= old != mx;
             small &= fabsf(m_use[mt][h] * row_scale[mt][h]) < SA_FFMA_SAFE_LOGIT;
             st.max[mt][h] = mx;
@@ -82,14 +89,20 @@ __device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
     if (!SA_FAST_SOFTMAX || __any_sync(0xffffffffu, moved)) {
 #pragma unroll
         for (int mt = 0; mt < SA_MT; ++mt) {
+            float alpha[2];
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
-                st.sum[mt][h] *= alpha[mt][h];
+            for (int h = 0; h < 2; ++h) {
+                const float old = alpha_or_old[mt][h];
+                alpha[h] = !LAZY_ALPHA        ? old
+                           : old == -INFINITY ? 0.0f
+                                              : sa_exp2((old - m_use[mt][h]) * row_scale[mt][h]);
+                st.sum[mt][h] *= alpha[h];
+            }
 #pragma unroll
             for (int nt = 0; nt < DN; ++nt)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
-                    o[mt][nt][e] *= alpha[mt][e >> 1];
+                    o[mt][nt][e] *= alpha[e >> 1];
         }
     }
     /* Two separate loops under a warp-uniform branch, so that only one form is executed. */
