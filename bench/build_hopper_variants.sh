@@ -14,13 +14,13 @@ out=$1
 shift
 # name|flags: the candidates (kernels/src/attn/sa_hopper_ws.cuh explains each switch).
 all_variants=(
-    "ws|-DSA_H_WS=1"
+    "ws|-DSA_H_WS=1 -DSA_HW_QREG=0"
     "ws_q|-DSA_H_WS=1 -DSA_HW_QREG=1"
     "ws_qp|-DSA_H_WS=1 -DSA_HW_QREG=1 -DSA_HW_PERSIST=1"
     "base|"
-    "ws_nopp|-DSA_H_WS=1 -DSA_HW_PINGPONG=0"
-    "ws_seq|-DSA_H_WS=1 -DSA_HW_OVERLAP=0"
-    "ws_fadd|-DSA_H_WS=1 -DSA_HW_ROWSUM_MMA=0"
+    "ws_nopp|-DSA_H_WS=1 -DSA_HW_QREG=0 -DSA_HW_PINGPONG=0"
+    "ws_seq|-DSA_H_WS=1 -DSA_HW_QREG=0 -DSA_HW_OVERLAP=0"
+    "ws_fadd|-DSA_H_WS=1 -DSA_HW_QREG=0 -DSA_HW_ROWSUM_MMA=0"
     "ws_q_d64nc2|-DSA_H_WS=1 -DSA_HW_QREG=1 -DSA_HW_NC64=2"
 )
 want=" ${*:-} "

@@ -394,10 +394,17 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
 
 #include "sa_hopper_ws.cuh"
 
-/* The kernel the mode runs: 0 = one warpgroup per block (measured, bench/NOTES.md "Hopper"),
- * 1 = warp-specialized (sa_hopper_ws.cuh). */
+/* The kernel the mode runs: 0 = one warpgroup per block ("base"), 1 = warp-specialized
+ * (sa_hopper_ws.cuh), 2 = by shape, as measured on the H200 (bench/NOTES.md, "Hopper, second
+ * round"): the warp-specialized kernel at D=128 (583 against 489 TOPS at L=16K, 248 against 245
+ * at L=1K) and at D=64 past SA_HW_D64_MIN_KV keys (439 against 400 at L=16K); the one-warpgroup
+ * kernel at D=64 up to there (350 against 343 at L=4K, 233 against 200 at L=1K, 154 against 117
+ * causal), where one block per SM cannot hide a block's start and end behind another block. */
 #ifndef SA_H_WS
-#define SA_H_WS 0
+#define SA_H_WS 2
+#endif
+#ifndef SA_HW_D64_MIN_KV
+#define SA_HW_D64_MIN_KV 4097
 #endif
 
 template <typename K>
@@ -411,34 +418,53 @@ static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
 }
 
 template <int D, bool BF16>
-static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
+static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
-    if constexpr (SA_H_WS) {
-        using C = sa_hw_cfg<D>;
-        const auto kernel = sa_hopper_ws_kernel<D, BF16>;
-        if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
+    using C = sa_hw_cfg<D>;
+    const auto kernel = sa_hopper_ws_kernel<D, BF16>;
+    if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
+        return e;
+    const int n_tiles = (a->lq + C::ROWS - 1) / C::ROWS * a->hq * l->batch;
+    int grid = n_tiles;
+    if (SA_HW_PERSIST) {
+        int sms = l->ctx ? l->ctx->num_sms : 0, dev = 0;
+        if (!l->ctx && ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+                        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) !=
+                            cudaSuccess))
             return e;
-        const int n_tiles = (a->lq + C::ROWS - 1) / C::ROWS * a->hq * l->batch;
-        int grid = n_tiles;
-        if (SA_HW_PERSIST) {
-            int sms = l->ctx ? l->ctx->num_sms : 0, dev = 0;
-            if (!l->ctx && ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-                            (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                                        dev)) != cudaSuccess))
-                return e;
-            grid = min(n_tiles, sms);
-        }
-        kernel<<<grid, C::THREADS, C::SMEM_BYTES, l->stream>>>(*a, n_tiles);
-    } else {
-        const auto kernel = sa_hopper_kernel<D, BF16>;
-        const int smem = sa_htile<D>::SMEM_BYTES;
-        if ((e = sa_hopper_prepare(kernel, smem, l)) != cudaSuccess || l->probe)
-            return e;
-        const dim3 grid((a->lq + SA_H_ROWS - 1) / SA_H_ROWS, a->hq, l->batch);
-        kernel<<<grid, SA_H_THREADS, smem, l->stream>>>(*a);
+        grid = min(n_tiles, sms);
     }
+    kernel<<<grid, C::THREADS, C::SMEM_BYTES, l->stream>>>(*a, n_tiles);
     return cudaGetLastError();
+}
+
+template <int D, bool BF16>
+static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg *l)
+{
+    cudaError_t e;
+    const auto kernel = sa_hopper_kernel<D, BF16>;
+    const int smem = sa_htile<D>::SMEM_BYTES;
+    if ((e = sa_hopper_prepare(kernel, smem, l)) != cudaSuccess || l->probe)
+        return e;
+    const dim3 grid((a->lq + SA_H_ROWS - 1) / SA_H_ROWS, a->hq, l->batch);
+    kernel<<<grid, SA_H_THREADS, smem, l->stream>>>(*a);
+    return cudaGetLastError();
+}
+
+template <int D, bool BF16>
+static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
+{
+    if constexpr (SA_H_WS == 1)
+        return sa_hopper_run_ws<D, BF16>(a, l);
+    else if constexpr (SA_H_WS == 0)
+        return sa_hopper_run_base<D, BF16>(a, l);
+    else if (l->probe) /* the code check: both kernels are in the library */
+        return sa_hopper_run_ws<D, BF16>(a, l);
+    else if (D == 128 || a->lkv >= SA_HW_D64_MIN_KV)
+        return sa_hopper_run_ws<D, BF16>(a, l);
+    else
+        return sa_hopper_run_base<D, BF16>(a, l);
 }
 
 cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const sa_attn_args *a,
