@@ -1,5 +1,6 @@
 /* The check table: stable dotted ids (documented in man/sagebuild.1; scripts rely on them),
- * in the order doctor-checks.md §7 suggests, so early findings explain later ones. */
+ * in an order where early findings explain later ones: torch, the driver, the toolkit, the host
+ * compiler, build resources, target archs, then an installed SageAttention. */
 #include "doctor/checks_wheels.h"
 #include "doctor/doctor.h"
 

@@ -1,5 +1,6 @@
-/* torch itself and the driver: torch.found, torch.cuda, driver.present, driver.gpus,
- * driver.torch, torch.gpu_arch (doctor-checks.md §4, catalog #13 and #14). */
+/* torch itself and the driver: torch.found, torch.cuda, torch.triton, driver.present,
+ * driver.gpus, driver.torch (a driver too old for torch's CUDA) and torch.gpu_arch (a torch
+ * wheel with no code for a GPU here). */
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
@@ -130,7 +131,7 @@ void check_driver_gpus(struct doctor_ctx *ctx, struct check_result *r)
         return;
     }
     if (g->count == 0) {
-        const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+        const char *cvd = ctx->env.cuda_visible_devices;
         result_set(r, CHECK_WARN, "the driver sees no GPU%s%s%s",
                    cvd ? " (CUDA_VISIBLE_DEVICES='" : "", cvd ? cvd : "", cvd ? "')" : "");
         if (cvd)

@@ -1,5 +1,5 @@
-/* host.compiler (catalog #3) and the build resources: build.ninja (#9), build.jobs (#8),
- * build.disk. */
+/* host.compiler (the host compiler against the newest one nvcc's crt/host_config.h accepts) and
+ * the build resources: build.ninja, build.jobs (parallel nvcc jobs against memory), build.disk. */
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
@@ -11,7 +11,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 
 void check_host_compiler(struct doctor_ctx *ctx, struct check_result *r)
 {
@@ -121,57 +120,33 @@ void check_build_jobs(struct doctor_ctx *ctx, struct check_result *r)
                plural(res->cores, "core", "cores"));
 }
 
-/* The nearest existing folder at or above path (the cache may not exist yet). */
-static char *existing_parent(const char *path)
-{
-    char *p = xstrdup(path);
-    while (!fs_is_dir(p) && strcmp(p, "/") && strcmp(p, ".")) {
-        char *up = fs_dirname(p);
-        free(p);
-        p = up;
-    }
-    return p;
-}
-
 void check_build_disk(struct doctor_ctx *ctx, struct check_result *r)
 {
-    const char *tmp = getenv("TMPDIR");
-    const char *paths[3] = {".", ctx->env.cache_dir, tmp && *tmp ? tmp : "/tmp"};
-    const char *keys[3] = {"build_dir", "cache_dir", "tmp_dir"};
-    long long worst = -1;
-    char *worst_path = NULL;
+    const struct disk_free *disk = ctx_disk(ctx);
+    const struct disk_free *worst = NULL;
     char hb[32];
     for (int i = 0; i < 3; i++) {
-        if (!paths[i])
+        if (disk[i].free_bytes < 0)
             continue;
-        char *dir = existing_parent(paths[i]);
-        struct statvfs vfs;
-        if (statvfs(dir, &vfs) == 0) {
-            long long free_bytes = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
-            result_ev(r, keys[i], "%s: %s free", dir, rule_format_bytes(free_bytes, hb, sizeof hb));
-            if (worst < 0 || free_bytes < worst) {
-                worst = free_bytes;
-                free(worst_path);
-                worst_path = dir;
-                dir = NULL;
-            }
-        }
-        free(dir);
+        result_ev(r, disk[i].role, "%s: %s free", disk[i].dir,
+                  rule_format_bytes(disk[i].free_bytes, hb, sizeof hb));
+        if (!worst || disk[i].free_bytes < worst->free_bytes)
+            worst = &disk[i];
     }
-    if (worst < 0) {
+    if (!worst) {
         result_set(r, CHECK_SKIP, "free space unknown");
         return;
     }
     /* A toolkit (about 0.5 GiB unpacked) plus a kernel build's objects (1–2 GiB). */
     const long long gib = 1024LL * 1024 * 1024;
-    rule_format_bytes(worst, hb, sizeof hb);
-    char *q = shell_quote(worst_path);
-    if (worst < 1 * gib) {
-        result_set(r, CHECK_ERROR, "only %s free in %s: a build needs about 3 GiB", hb, worst_path);
+    rule_format_bytes(worst->free_bytes, hb, sizeof hb);
+    char *q = shell_quote(worst->dir);
+    if (worst->free_bytes < 1 * gib) {
+        result_set(r, CHECK_ERROR, "only %s free in %s: a build needs about 3 GiB", hb, worst->dir);
         result_fix(r, "du -xsh %s/* 2>/dev/null | sort -h | tail  # the largest items to remove",
                    q);
-    } else if (worst < 3 * gib) {
-        result_set(r, CHECK_WARN, "%s free in %s: a build needs about 3 GiB", hb, worst_path);
+    } else if (worst->free_bytes < 3 * gib) {
+        result_set(r, CHECK_WARN, "%s free in %s: a build needs about 3 GiB", hb, worst->dir);
         result_fix(r, "du -xsh %s/* 2>/dev/null | sort -h | tail  # the largest items to remove",
                    q);
     } else {
@@ -179,5 +154,4 @@ void check_build_disk(struct doctor_ctx *ctx, struct check_result *r)
                    hb);
     }
     free(q);
-    free(worst_path);
 }

@@ -1,5 +1,6 @@
-/* arch.list (TORCH_CUDA_ARCH_LIST as torch and SageAttention read it: catalog #6, #7) and an
- * existing SageAttention install (#10, #11, #12). */
+/* arch.list (TORCH_CUDA_ARCH_LIST as torch and SageAttention read it) and an existing
+ * SageAttention install: its compiled module per GPU, the torch and CUDA its wheel was built
+ * for, and whether its modules import. */
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
@@ -15,6 +16,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The list's entries against torch, SageAttention and the GPUs here: what breaks a build into
+ * err, what only may into warn ("; "-separated). */
+static void judge_arch_entries(const struct arch_entries *l, const struct torch_info *t,
+                               const struct gpu_info *g, struct strbuf *err, struct strbuf *warn)
+{
+    int has_90 = 0, has_other = 0;
+    for (int i = 0; i < l->n; i++) {
+        const struct arch_entry *e = &l->e[i];
+        if (!e->parsed) {
+            sb_addf(err, "%s'%s' is not an arch", err->len ? "; " : "", e->text);
+            continue;
+        }
+        if (e->sage_unsupported)
+            sb_addf(warn, "%sSageAttention builds nothing for '%s'", warn->len ? "; " : "",
+                    e->text);
+        if (e->torch_rejects)
+            sb_addf(warn,
+                    "%storch%s%s raises 'Unknown CUDA arch (%s)' for extensions that use "
+                    "its arch flags",
+                    warn->len ? "; " : "", t->found ? " " : "", t->found ? t->version : "",
+                    e->text);
+        if (e->arch.major == 9 && e->arch.minor == 0)
+            has_90 = 1;
+        else
+            has_other = 1;
+        int present = 0;
+        for (int k = 0; k < g->count; k++)
+            present |=
+                g->devices[k].cc_major == e->arch.major && g->devices[k].cc_minor == e->arch.minor;
+        if (g->count && !present)
+            sb_addf(warn, "%sno GPU here is %d.%d", warn->len ? "; " : "", e->arch.major,
+                    e->arch.minor);
+    }
+    /* SageAttention#291: 9.0 next to other archs puts wgmma code through ptxas for them. */
+    if (has_90 && has_other)
+        sb_addf(warn,
+                "%s9.0 with other archs can fail with 'Instruction wgmma.fence not "
+                "supported on .target sm_120'",
+                warn->len ? "; " : "");
+    for (int k = 0; k < g->count; k++) {
+        int listed = 0;
+        for (int i = 0; i < l->n; i++)
+            listed |= l->e[i].parsed && g->devices[k].cc_major == l->e[i].arch.major &&
+                      g->devices[k].cc_minor == l->e[i].arch.minor;
+        if (!listed)
+            sb_addf(err, "%s%s (%d.%d) is not in the list: 'no kernel image is available'",
+                    err->len ? "; " : "", g->devices[k].name, g->devices[k].cc_major,
+                    g->devices[k].cc_minor);
+    }
+    if (l->n == 0)
+        sb_addf(err, "the list is empty");
+}
 
 void check_arch_list(struct doctor_ctx *ctx, struct check_result *r)
 {
@@ -42,51 +96,7 @@ void check_arch_list(struct doctor_ctx *ctx, struct check_result *r)
     struct arch_entries l;
     rule_parse_arch_list(list, t->found ? t->version : NULL, &l);
     struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-    int has_90 = 0, has_other = 0;
-    for (int i = 0; i < l.n; i++) {
-        const struct arch_entry *e = &l.e[i];
-        if (!e->parsed) {
-            sb_addf(&err, "%s'%s' is not an arch", err.len ? "; " : "", e->text);
-            continue;
-        }
-        if (e->sage_unsupported)
-            sb_addf(&warn, "%sSageAttention builds nothing for '%s'", warn.len ? "; " : "",
-                    e->text);
-        if (e->torch_rejects)
-            sb_addf(&warn,
-                    "%storch%s%s raises 'Unknown CUDA arch (%s)' for extensions that use "
-                    "its arch flags",
-                    warn.len ? "; " : "", t->found ? " " : "", t->found ? t->version : "", e->text);
-        if (e->arch.major == 9 && e->arch.minor == 0)
-            has_90 = 1;
-        else
-            has_other = 1;
-        int present = 0;
-        for (int k = 0; k < g->count; k++)
-            present |=
-                g->devices[k].cc_major == e->arch.major && g->devices[k].cc_minor == e->arch.minor;
-        if (g->count && !present)
-            sb_addf(&warn, "%sno GPU here is %d.%d", warn.len ? "; " : "", e->arch.major,
-                    e->arch.minor);
-    }
-    /* SageAttention#291: 9.0 next to other archs puts wgmma code through ptxas for them. */
-    if (has_90 && has_other)
-        sb_addf(&warn,
-                "%s9.0 with other archs can fail with 'Instruction wgmma.fence not "
-                "supported on .target sm_120'",
-                warn.len ? "; " : "");
-    for (int k = 0; k < g->count; k++) {
-        int listed = 0;
-        for (int i = 0; i < l.n; i++)
-            listed |= l.e[i].parsed && g->devices[k].cc_major == l.e[i].arch.major &&
-                      g->devices[k].cc_minor == l.e[i].arch.minor;
-        if (!listed)
-            sb_addf(&err, "%s%s (%d.%d) is not in the list: 'no kernel image is available'",
-                    err.len ? "; " : "", g->devices[k].name, g->devices[k].cc_major,
-                    g->devices[k].cc_minor);
-    }
-    if (l.n == 0)
-        sb_addf(&err, "the list is empty");
+    judge_arch_entries(&l, t, g, &err, &warn);
     const char *fix_list = local ? local : "12.0";
     if (err.len) {
         result_set(r, CHECK_ERROR, "TORCH_CUDA_ARCH_LIST='%s': %s", list, sb_str(&err));

@@ -135,6 +135,65 @@ static struct verdict judge_gpu(const struct lib *libs, int n, int cc_major, int
     return v;
 }
 
+/* The package's libraries: sagebuild's drop-in has one (*ours = 1), upstream one per module. */
+static int read_package(const char *sage_dir, struct lib *libs, int *ours)
+{
+    char *ours_lib = fs_join(sage_dir, "_lib/libsageattn.so");
+    int n;
+    *ours = fs_is_file(ours_lib);
+    if (*ours) {
+        snprintf(libs[0].name, sizeof libs[0].name, "_lib/libsageattn.so");
+        read_lib(ours_lib, &libs[0]);
+        n = 1;
+    } else {
+        n = list_libs(sage_dir, libs, MAX_LIBS);
+    }
+    free(ours_lib);
+    return n;
+}
+
+/* Each GPU against the libraries it loads: no kernel image (error), PTX only (warning), SASS. */
+static void judge_gpus(const struct gpu_info *g, const struct lib *libs, int n, int ours,
+                       const char *py, struct check_result *r)
+{
+    struct strbuf none = STRBUF_INIT, jit = STRBUF_INIT, fine = STRBUF_INIT;
+    for (int k = 0; k < g->count; k++) {
+        const struct gpu_device *d = &g->devices[k];
+        struct verdict v = judge_gpu(libs, n, d->cc_major, d->cc_minor, ours);
+        char img[32];
+        if (v.fit == FATBIN_FIT_NONE) {
+            char *what = v.lib ? describe(v.lib) : xstrdup("no GPU code");
+            sb_addf(&none, "%sno kernel image for %s (sm_%d%d) in %s (%s)", none.len ? "; " : "",
+                    d->name, d->cc_major, d->cc_minor, v.lib ? v.lib->name : "its libraries", what);
+            free(what);
+        } else if (v.fit == FATBIN_FIT_PTX) {
+            sb_addf(&jit,
+                    "%s%s (sm_%d%d) runs %s only by JIT-compiling %s PTX (slow first calls; "
+                    "the driver must be as new as the nvcc that wrote it)",
+                    jit.len ? "; " : "", d->name, d->cc_major, d->cc_minor, v.lib->name,
+                    fatbin_image_name(&v.via, img, sizeof img));
+        } else {
+            sb_addf(&fine, "%s%s: %s", fine.len ? ", " : "", d->name,
+                    fatbin_image_name(&v.via, img, sizeof img));
+        }
+    }
+    if (none.len) {
+        result_set(r, CHECK_ERROR,
+                   "%s; every call fails with 'CUDA error: no kernel image is available for "
+                   "execution on the device'",
+                   sb_str(&none));
+        result_fix(r, "sagebuild install --python %s", py);
+    } else if (jit.len) {
+        result_set(r, CHECK_WARN, "%s", sb_str(&jit));
+        result_fix(r, "sagebuild install --python %s", py);
+    } else {
+        result_set(r, CHECK_OK, "SASS for every GPU here (%s)", sb_str(&fine));
+    }
+    sb_free(&none);
+    sb_free(&jit);
+    sb_free(&fine);
+}
+
 void check_sage_kernels(struct doctor_ctx *ctx, struct check_result *r)
 {
     ctx_torch(ctx);
@@ -143,16 +202,8 @@ void check_sage_kernels(struct doctor_ctx *ctx, struct check_result *r)
         return;
     }
     struct lib *libs = xcalloc(MAX_LIBS, sizeof *libs);
-    char *ours_lib = fs_join(ctx->sage_dir, "_lib/libsageattn.so");
-    int ours = fs_is_file(ours_lib), n;
-    if (ours) {
-        snprintf(libs[0].name, sizeof libs[0].name, "_lib/libsageattn.so");
-        read_lib(ours_lib, &libs[0]);
-        n = 1;
-    } else {
-        n = list_libs(ctx->sage_dir, libs, MAX_LIBS);
-    }
-    free(ours_lib);
+    int ours;
+    int n = read_package(ctx->sage_dir, libs, &ours);
     result_ev(r, "package", "%s%s", ctx->sage_dir, ours ? " (sagebuild's drop-in)" : "");
     int with_code = 0;
     for (int i = 0; i < n; i++) {
@@ -174,43 +225,7 @@ void check_sage_kernels(struct doctor_ctx *ctx, struct check_result *r)
         result_set(r, CHECK_SKIP, "%s carries GPU code (see evidence); no GPU here to compare with",
                    ours ? "sagebuild's drop-in" : "sageattention");
     } else {
-        struct strbuf none = STRBUF_INIT, jit = STRBUF_INIT, fine = STRBUF_INIT;
-        for (int k = 0; k < g->count; k++) {
-            const struct gpu_device *d = &g->devices[k];
-            struct verdict v = judge_gpu(libs, n, d->cc_major, d->cc_minor, ours);
-            char img[32];
-            if (v.fit == FATBIN_FIT_NONE) {
-                char *what = v.lib ? describe(v.lib) : xstrdup("no GPU code");
-                sb_addf(&none, "%sno kernel image for %s (sm_%d%d) in %s (%s)",
-                        none.len ? "; " : "", d->name, d->cc_major, d->cc_minor,
-                        v.lib ? v.lib->name : "its libraries", what);
-                free(what);
-            } else if (v.fit == FATBIN_FIT_PTX) {
-                sb_addf(&jit,
-                        "%s%s (sm_%d%d) runs %s only by JIT-compiling %s PTX (slow first calls; "
-                        "the driver must be as new as the nvcc that wrote it)",
-                        jit.len ? "; " : "", d->name, d->cc_major, d->cc_minor, v.lib->name,
-                        fatbin_image_name(&v.via, img, sizeof img));
-            } else {
-                sb_addf(&fine, "%s%s: %s", fine.len ? ", " : "", d->name,
-                        fatbin_image_name(&v.via, img, sizeof img));
-            }
-        }
-        if (none.len) {
-            result_set(r, CHECK_ERROR,
-                       "%s; every call fails with 'CUDA error: no kernel image is available for "
-                       "execution on the device'",
-                       sb_str(&none));
-            result_fix(r, "sagebuild install --python %s", py);
-        } else if (jit.len) {
-            result_set(r, CHECK_WARN, "%s", sb_str(&jit));
-            result_fix(r, "sagebuild install --python %s", py);
-        } else {
-            result_set(r, CHECK_OK, "SASS for every GPU here (%s)", sb_str(&fine));
-        }
-        sb_free(&none);
-        sb_free(&jit);
-        sb_free(&fine);
+        judge_gpus(g, libs, n, ours, py, r);
     }
     free(py);
     for (int i = 0; i < n; i++) {

@@ -1,6 +1,7 @@
-/* The toolkit torch would use: toolkit.cuda_home, toolkit.nvcc, toolkit.version_match,
- * toolkit.components (catalog #1, #4, #15, #16, #18). Consistency, archs and the driver's PTX
- * limit are in checks_toolkit_fit.c. */
+/* The toolkit torch would use: toolkit.cuda_home (found as torch finds it; pip's runtime wheels
+ * are not a toolkit), toolkit.nvcc (it runs), toolkit.version_match (against torch's CUDA) and
+ * toolkit.components (nvcc, cicc, libdevice, crt, cudart, cccl, the libcuda stub). Consistency,
+ * archs and the driver's PTX limit are in checks_toolkit_fit.c. */
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"

@@ -1,5 +1,6 @@
-/* toolkit.consistency (one toolkit, not pieces of several: catalog #16), toolkit.archs (the
- * requested archs against this nvcc: #2, #5) and toolkit.driver_ptx (§4's PTX JIT caveat). */
+/* toolkit.consistency (one toolkit, not pieces of several), toolkit.archs (the requested archs
+ * against this nvcc) and toolkit.driver_ptx (the driver JIT-compiles only PTX from an nvcc no
+ * newer than its own CUDA version). */
 #include "doctor/doctor.h"
 #include "doctor/fixes.h"
 #include "doctor/rules.h"
@@ -14,18 +15,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void worsen(struct check_result *r, enum check_status s, char **summary, char *text,
-                   char **fix, char *fix_text)
+/* The first, most severe finding of toolkit.consistency: it becomes the summary and the fix. */
+struct finding {
+    enum check_status status; /* CHECK_OK while nothing is wrong */
+    char *summary;
+    char *fix;
+};
+
+static int severity(enum check_status s)
 {
-    /* Keep the first, most severe finding as the summary and its fix. */
-    int rank_new = s == CHECK_ERROR ? 2 : s == CHECK_WARN ? 1 : 0;
-    int rank_old = r->status == CHECK_ERROR ? 2 : r->status == CHECK_WARN ? 1 : 0;
-    if (rank_new > rank_old) {
-        r->status = s;
-        free(*summary);
-        *summary = text;
-        free(*fix);
-        *fix = fix_text;
+    return s == CHECK_ERROR ? 2 : s == CHECK_WARN ? 1 : 0;
+}
+
+/* Takes text and fix_text (heap), keeping them only when s is worse than what was found. */
+static void worsen(struct finding *w, enum check_status s, char *text, char *fix_text)
+{
+    if (severity(s) > severity(w->status)) {
+        w->status = s;
+        free(w->summary);
+        w->summary = text;
+        free(w->fix);
+        w->fix = fix_text;
     } else {
         free(text);
         free(fix_text);
@@ -102,6 +112,102 @@ static int recorded_versions(const char *home, char names[][48], struct version 
     return n;
 }
 
+/* 1. The nvcc on PATH is the one tools outside torch (CMake, Makefiles) call. */
+static void nvcc_on_path_matches(struct doctor_ctx *ctx, const struct nvcc_info *n,
+                                 struct check_result *r, struct finding *w)
+{
+    const struct nvcc_info *other = ctx_nvcc_on_path(ctx);
+    if (!other)
+        return;
+    char nb[32], ob[32];
+    version_str(&n->version.release, nb, sizeof nb);
+    const char *ov = other->ran ? version_str(&other->version.release, ob, sizeof ob) : "?";
+    result_ev(r, "nvcc_on_path", "%s (%s)", other->path, ov);
+    int differ = !other->ran || !same_major_minor(&other->version.release, &n->version.release);
+    char *bin = fs_join(ctx_home(ctx)->path, "bin");
+    char *qbin = shell_quote(bin);
+    worsen(w, differ ? CHECK_WARN : CHECK_OK,
+           xasprintf("the nvcc on PATH (%s, %s) is not CUDA_HOME's (%s, %s)", other->path, ov,
+                     n->path, nb),
+           xasprintf("export PATH=%s:\"$PATH\"", qbin));
+    free(qbin);
+    free(bin);
+}
+
+/* 2. Headers of the same release as the compiler. */
+static void headers_match(const char *home, const struct version *rel, const struct version *want,
+                          struct check_result *r, struct finding *w)
+{
+    static const char *const headers[][2] = {{"include/cuda.h", "CUDA_VERSION"},
+                                             {"include/cuda_runtime_api.h", "CUDART_VERSION"}};
+    char nb[32], hb[32];
+    version_str(rel, nb, sizeof nb);
+    for (size_t i = 0; i < 2; i++) {
+        int v = header_define(home, headers[i][0], headers[i][1]);
+        if (!v)
+            continue;
+        struct version hv = version_from_cuda_int(v);
+        result_ev(r, headers[i][1], "%d (%s)", v, headers[i][0]);
+        if (!same_major_minor(&hv, rel))
+            worsen(w, CHECK_ERROR,
+                   xasprintf("%s says CUDA %s but nvcc is %s: headers from another toolkit",
+                             headers[i][0], version_str(&hv, hb, sizeof hb), nb),
+                   fix_fetch_cuda(want));
+    }
+}
+
+/* 3. What the toolkit records about its parts (13.x splits crt and nvvm from nvcc). */
+static void records_match(const char *home, const struct version *rel, const struct version *want,
+                          struct check_result *r, struct finding *w)
+{
+    char names[16][48], nb[32], vb[32];
+    struct version vers[16];
+    version_str(rel, nb, sizeof nb);
+    int nrec = recorded_versions(home, names, vers, 16);
+    for (int i = 0; i < nrec; i++) {
+        result_ev(r, names[i], "%s", version_str(&vers[i], vb, sizeof vb));
+        if (!same_major_minor(&vers[i], rel))
+            worsen(w, CHECK_ERROR,
+                   xasprintf("%s %s is installed with nvcc %s: parts of two toolkits", names[i], vb,
+                             nb),
+                   fix_fetch_cuda(want));
+    }
+}
+
+/* 4. cicc must come from this tree, not through a link into another one. */
+static void cicc_inside(const char *home, const char *home_real, const struct version *want,
+                        struct check_result *r, struct finding *w)
+{
+    char *cicc = fs_join(home, "nvvm/bin/cicc");
+    char *cicc_real = fs_realpath(cicc);
+    if (home_real && cicc_real && strncmp(cicc_real, home_real, strlen(home_real)) &&
+        !fs_is_dir(cicc_real)) {
+        result_ev(r, "cicc", "%s", cicc_real);
+        worsen(w, CHECK_WARN,
+               xasprintf("cicc resolves to %s, outside CUDA_HOME (%s)", cicc_real, home_real),
+               fix_fetch_cuda(want));
+    }
+    free(cicc);
+    free(cicc_real);
+}
+
+/* 5. Distribution headers in /usr/include shadow nothing for nvcc, but a -I/usr/include or a
+ * CMake FindCUDA may pick them up next to another toolkit's nvcc. */
+static void no_system_headers(const struct doctor_ctx *ctx, const char *home, const char *home_real,
+                              struct check_result *r, struct finding *w)
+{
+    char *system_crt = fs_join(ctx->env.system_include, "crt/host_config.h");
+    if (home_real && strcmp(home_real, "/usr") && fs_is_file(system_crt)) {
+        result_ev(r, "system_crt", "%s", system_crt);
+        worsen(w, CHECK_WARN,
+               xasprintf("%s/crt holds another toolkit's headers (distribution package) beside "
+                         "CUDA_HOME=%s",
+                         ctx->env.system_include, home),
+               xstrdup("sudo apt-get remove nvidia-cuda-dev nvidia-cuda-toolkit"));
+    }
+    free(system_crt);
+}
+
 void check_toolkit_consistency(struct doctor_ctx *ctx, struct check_result *r)
 {
     const struct cuda_home *h = ctx_home(ctx);
@@ -110,103 +216,29 @@ void check_toolkit_consistency(struct doctor_ctx *ctx, struct check_result *r)
         result_set(r, CHECK_SKIP, "no working nvcc in CUDA_HOME");
         return;
     }
-    char *summary = NULL, *fix = NULL;
-    char nb[32], ob[32];
     const struct version *rel = &n->version.release;
-    version_str(rel, nb, sizeof nb);
-    r->status = CHECK_OK;
-
-    /* 1. The nvcc on PATH is the one tools outside torch (CMake, Makefiles) call. */
-    char *home_nvcc_real = fs_realpath(n->path);
-    char *path_nvcc_real = h->nvcc_on_path ? fs_realpath(h->nvcc_on_path) : NULL;
-    if (path_nvcc_real && home_nvcc_real && strcmp(path_nvcc_real, home_nvcc_real)) {
-        struct nvcc_info other;
-        probe_nvcc(h->nvcc_on_path, NVCC_PROBE_TIMEOUT_MS, &other);
-        const char *ov = other.ran ? version_str(&other.version.release, ob, sizeof ob) : "?";
-        result_ev(r, "nvcc_on_path", "%s (%s)", h->nvcc_on_path, ov);
-        int differ = !other.ran || !same_major_minor(&other.version.release, rel);
-        char *bin = fs_join(h->path, "bin");
-        char *qbin = shell_quote(bin);
-        worsen(r, differ ? CHECK_WARN : CHECK_OK, &summary,
-               xasprintf("the nvcc on PATH (%s, %s) is not CUDA_HOME's (%s, %s)", h->nvcc_on_path,
-                         ov, n->path, nb),
-               &fix, xasprintf("export PATH=%s:\"$PATH\"", qbin));
-        free(qbin);
-        free(bin);
-        nvcc_info_free(&other);
-    }
-    free(home_nvcc_real);
-    free(path_nvcc_real);
-
-    /* 2. Headers of the same release as the compiler. */
-    struct version want = ctx_torch_cuda(ctx);
+    struct version want = ctx_torch_cuda(ctx); /* the release a fix fetches */
     if (want.nparts == 0)
         want = *rel;
-    static const char *const headers[][2] = {{"include/cuda.h", "CUDA_VERSION"},
-                                             {"include/cuda_runtime_api.h", "CUDART_VERSION"}};
-    for (size_t i = 0; i < 2; i++) {
-        int v = header_define(h->path, headers[i][0], headers[i][1]);
-        if (!v)
-            continue;
-        struct version hv = version_from_cuda_int(v);
-        result_ev(r, headers[i][1], "%d (%s)", v, headers[i][0]);
-        if (!same_major_minor(&hv, rel))
-            worsen(r, CHECK_ERROR, &summary,
-                   xasprintf("%s says CUDA %s but nvcc is %s: headers from another toolkit",
-                             headers[i][0], version_str(&hv, ob, sizeof ob), nb),
-                   &fix, fix_fetch_cuda(&want));
-    }
-
-    /* 3. What the toolkit records about its parts (13.x splits crt and nvvm from nvcc). */
-    char names[16][48];
-    struct version vers[16];
-    int nrec = recorded_versions(h->path, names, vers, 16);
-    for (int i = 0; i < nrec; i++) {
-        result_ev(r, names[i], "%s", version_str(&vers[i], ob, sizeof ob));
-        if (!same_major_minor(&vers[i], rel))
-            worsen(r, CHECK_ERROR, &summary,
-                   xasprintf("%s %s is installed with nvcc %s: parts of two toolkits", names[i],
-                             version_str(&vers[i], ob, sizeof ob), nb),
-                   &fix, fix_fetch_cuda(&want));
-    }
-
-    /* 4. cicc and crt must come from this tree, not through a link into another one. */
+    struct finding w = {CHECK_OK, NULL, NULL};
+    nvcc_on_path_matches(ctx, n, r, &w);
+    headers_match(h->path, rel, &want, r, &w);
+    records_match(h->path, rel, &want, r, &w);
     char *home_real = fs_realpath(h->path);
-    char *cicc = fs_join(h->path, "nvvm/bin/cicc");
-    char *cicc_real = fs_realpath(cicc);
-    if (home_real && cicc_real && strncmp(cicc_real, home_real, strlen(home_real)) &&
-        !fs_is_dir(cicc_real)) {
-        result_ev(r, "cicc", "%s", cicc_real);
-        worsen(r, CHECK_WARN, &summary,
-               xasprintf("cicc resolves to %s, outside CUDA_HOME (%s)", cicc_real, home_real), &fix,
-               fix_fetch_cuda(&want));
-    }
-    free(cicc);
-    free(cicc_real);
-
-    /* 5. Distribution headers in /usr/include shadow nothing for nvcc, but a -I/usr/include or
-     * a CMake FindCUDA may pick them up next to another toolkit's nvcc. */
-    if (home_real && strcmp(home_real, "/usr") && fs_is_file("/usr/include/crt/host_config.h")) {
-        result_ev(r, "system_crt", "/usr/include/crt/host_config.h");
-        worsen(r, CHECK_WARN, &summary,
-               xasprintf("/usr/include/crt holds another toolkit's headers (distribution "
-                         "package) beside CUDA_HOME=%s",
-                         h->path),
-               &fix, xstrdup("sudo apt-get remove nvidia-cuda-dev nvidia-cuda-toolkit"));
-    }
+    cicc_inside(h->path, home_real, &want, r, &w);
+    no_system_headers(ctx, h->path, home_real, r, &w);
     free(home_real);
-
-    if (r->status == CHECK_OK) {
-        free(summary);
-        free(fix);
+    if (w.status == CHECK_OK) {
+        char nb[32];
         result_set(r, CHECK_OK, "nvcc, headers and parts of %s are one CUDA %s toolkit", h->path,
-                   nb);
+                   version_str(rel, nb, sizeof nb));
     } else {
-        enum check_status s = r->status;
-        result_set(r, s, "%s", summary);
-        free(summary);
-        r->fix = fix;
+        result_set(r, w.status, "%s", w.summary);
+        r->fix = w.fix;
+        w.fix = NULL;
     }
+    free(w.summary);
+    free(w.fix);
 }
 
 /* The archs a build would target: --arch, else TORCH_CUDA_ARCH_LIST (as SageAttention maps it:

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 void ctx_init(struct doctor_ctx *ctx, const struct doctor_opts *opts)
 {
@@ -18,6 +19,10 @@ void ctx_init(struct doctor_ctx *ctx, const struct doctor_opts *opts)
     ctx->env.torch_arch_list = getenv("TORCH_CUDA_ARCH_LIST");
     ctx->env.max_jobs = getenv("MAX_JOBS");
     ctx->env.cache_dir = xdg_cache_dir();
+    const char *tmp = getenv("TMPDIR");
+    ctx->env.tmp_dir = tmp && *tmp ? tmp : "/tmp";
+    ctx->env.cuda_visible_devices = getenv("CUDA_VISIBLE_DEVICES");
+    ctx->env.system_include = "/usr/include";
 }
 
 void ctx_free(struct doctor_ctx *ctx)
@@ -39,6 +44,11 @@ void ctx_free(struct doctor_ctx *ctx)
     }
     if (ctx->have_resources)
         resources_free(&ctx->res);
+    if (ctx->have_nvcc_on_path)
+        nvcc_info_free(&ctx->nvcc_on_path);
+    if (ctx->have_disk)
+        for (int i = 0; i < 3; i++)
+            free(ctx->disk[i].dir);
     free((char *)ctx->env.cache_dir);
     memset(ctx, 0, sizeof *ctx);
 }
@@ -164,6 +174,55 @@ const struct resources *ctx_resources(struct doctor_ctx *ctx)
         probe_resources(".", &ctx->res);
     }
     return &ctx->res;
+}
+
+const struct nvcc_info *ctx_nvcc_on_path(struct doctor_ctx *ctx)
+{
+    if (!ctx->have_nvcc_on_path) {
+        ctx->have_nvcc_on_path = 1;
+        const struct cuda_home *h = ctx_home(ctx);
+        const struct nvcc_info *n = ctx_nvcc(ctx);
+        char *home_real = n ? fs_realpath(n->path) : NULL;
+        char *path_real = h->nvcc_on_path ? fs_realpath(h->nvcc_on_path) : NULL;
+        if (home_real && path_real && strcmp(home_real, path_real))
+            probe_nvcc(h->nvcc_on_path, NVCC_PROBE_TIMEOUT_MS, &ctx->nvcc_on_path);
+        free(home_real);
+        free(path_real);
+    }
+    return ctx->nvcc_on_path.path ? &ctx->nvcc_on_path : NULL;
+}
+
+/* The nearest existing folder at or above path (the cache may not exist yet). */
+static char *existing_parent(const char *path)
+{
+    char *p = xstrdup(path);
+    while (!fs_is_dir(p) && strcmp(p, "/") && strcmp(p, ".")) {
+        char *up = fs_dirname(p);
+        free(p);
+        p = up;
+    }
+    return p;
+}
+
+const struct disk_free *ctx_disk(struct doctor_ctx *ctx)
+{
+    if (ctx->have_disk)
+        return ctx->disk;
+    ctx->have_disk = 1;
+    const char *paths[3] = {".", ctx->env.cache_dir, ctx->env.tmp_dir};
+    const char *roles[3] = {"build_dir", "cache_dir", "tmp_dir"};
+    for (int i = 0; i < 3; i++) {
+        struct disk_free *d = &ctx->disk[i];
+        d->role = roles[i];
+        d->free_bytes = -1;
+        if (!paths[i])
+            continue;
+        d->dir = existing_parent(paths[i]);
+        struct statvfs vfs;
+        if (statvfs(d->dir, &vfs) == 0)
+            d->free_bytes = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+    }
+    return ctx->disk;
 }
 
 /* Length of the valid UTF-8 sequence at s, 0 when it is not one. */

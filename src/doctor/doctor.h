@@ -30,12 +30,15 @@ struct check_result {
 
 /* The environment a run sees, captured once so checks are functions of it (tests build it). */
 struct doctor_env {
-    const char *path;            /* $PATH */
-    const char *cc;              /* $CC */
-    const char *cxx;             /* $CXX */
-    const char *torch_arch_list; /* $TORCH_CUDA_ARCH_LIST */
-    const char *max_jobs;        /* $MAX_JOBS */
-    const char *cache_dir;       /* where fetch-cuda downloads (for the disk check) */
+    const char *path;                 /* $PATH */
+    const char *cc;                   /* $CC */
+    const char *cxx;                  /* $CXX */
+    const char *torch_arch_list;      /* $TORCH_CUDA_ARCH_LIST */
+    const char *max_jobs;             /* $MAX_JOBS */
+    const char *cache_dir;            /* where fetch-cuda downloads (for the disk check) */
+    const char *tmp_dir;              /* $TMPDIR, else /tmp */
+    const char *cuda_visible_devices; /* $CUDA_VISIBLE_DEVICES */
+    const char *system_include;       /* /usr/include: where distribution CUDA headers land */
 };
 
 struct doctor_opts {
@@ -46,6 +49,13 @@ struct doctor_opts {
     int verbose;
     int quiet;
     int json;
+};
+
+/* Free space where a build writes; free_bytes -1 when it could not be measured. */
+struct disk_free {
+    const char *role; /* "build_dir", "cache_dir", "tmp_dir" */
+    char *dir;        /* the nearest existing folder at or above the path (heap) */
+    long long free_bytes;
 };
 
 /* Everything known about the machine so far; the have_* flags say what was probed. */
@@ -75,6 +85,12 @@ struct doctor_ctx {
 
     int have_resources;
     struct resources res;
+
+    int have_nvcc_on_path;
+    struct nvcc_info nvcc_on_path; /* the nvcc on PATH, when it is another file than CUDA_HOME's */
+
+    int have_disk;
+    struct disk_free disk[3]; /* the build folder, the download cache, the temporary folder */
 };
 
 struct check_def {
@@ -83,7 +99,7 @@ struct check_def {
     void (*run)(struct doctor_ctx *ctx, struct check_result *r);
 };
 
-/* The table in the order checks run (doctor-checks.md §7). */
+/* The table in the order checks run: early findings explain later ones. */
 const struct check_def *doctor_checks(int *n);
 
 /* Lazy probes. */
@@ -93,6 +109,9 @@ const struct cuda_home *ctx_home(struct doctor_ctx *ctx);
 const struct nvcc_info *ctx_nvcc(struct doctor_ctx *ctx); /* NULL when there is no CUDA_HOME */
 void ctx_host(struct doctor_ctx *ctx);
 const struct resources *ctx_resources(struct doctor_ctx *ctx);
+/* The nvcc on PATH when it resolves to another file than CUDA_HOME's, NULL otherwise. */
+const struct nvcc_info *ctx_nvcc_on_path(struct doctor_ctx *ctx);
+const struct disk_free *ctx_disk(struct doctor_ctx *ctx); /* 3 entries */
 void ctx_init(struct doctor_ctx *ctx, const struct doctor_opts *opts);
 void ctx_free(struct doctor_ctx *ctx);
 

@@ -81,7 +81,8 @@ int rule_torch_covers_cc(const struct version *torch_cuda, int cc_major, int cc_
     return cc >= 75 ? 1 : 0; /* cu128 and newer: sm_75 … sm_120 */
 }
 
-/* torch.utils.cpp_extension's named arches and valid strings (doctor-checks.md §1). */
+/* torch.utils.cpp_extension's named arches, and the TORCH_CUDA_ARCH_LIST entries it accepts
+ * (torch_accepts adds those newer torches know). */
 static const struct {
     const char *name;
     const char *expands;
