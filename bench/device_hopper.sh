@@ -1,17 +1,20 @@
 #!/bin/bash
 # int8-fp8-wgmma (issue 13) variants on a Hopper GPU, chosen among in one device call:
-#   bash bench/build_hopper_variants.sh .gpu/hopper2     # here (nvcc 13.0), then carry .gpu/hopper2
+#   bash bench/build_hopper_variants.sh .gpu/hopper3     # here (nvcc 13.0), then carry .gpu/hopper3
 #   bash bench/device_hopper.sh [DIR] [BUDGET_S]       # there, from the repository root
-# DIR (default .gpu/hopper2) holds variants.txt and <name>/libsageattn.so per variant ("base" =
-# the landed kernel). Per variant, under its own time limit (a hung variant costs 75 s, not the
-# call): bench.py's full accuracy matrix and the key speed shapes for int8-fp8-wgmma. Once:
-# int8-fp16 and SDPA (flash, cuDNN) at the same shapes. Then the table and the best correct
-# variant (bench/hopper_variants_summary.py), and, while BUDGET_S (default 330) lasts,
-# compute-sanitizer memcheck and racecheck over the small accuracy cases and an ncu summary of
-# the best one. Writes $OUT/summary.txt, $OUT/gpu.txt and $OUT/logs.tgz (every log and JSON).
+# DIR (default .gpu/hopper3) holds variants.txt and <name>/libsageattn.so per variant (the first:
+# the landed kernel, against which the others' accuracy is judged). Per variant, under its own
+# time limit (a hung variant costs 75 s, not the call): bench.py's full accuracy matrix (without
+# the LSE output for variants built with SA_HW_QFUSE, whose kernel quantizes Q only then) and
+# the key speed shapes for int8-fp8-wgmma. Once: int8-fp16 and SDPA (flash, cuDNN) at the same
+# shapes. Then the table and the best correct variant (bench/hopper_variants_summary.py), and,
+# while BUDGET_S (default 330) lasts: compute-sanitizer memcheck over the small accuracy cases
+# (best), ncu of the landed kernel and of the best one at D=128 L=16K with per-instruction stall
+# samples (the SASS source page as CSV), racecheck (best). Writes $OUT/summary.txt, $OUT/gpu.txt
+# and $OUT/logs.tgz (every log, JSON and CSV).
 set -o pipefail
 export PYTHONUNBUFFERED=1
-DIR=${1:-.gpu/hopper2}
+DIR=${1:-.gpu/hopper3}
 BUDGET=${2:-330}
 OUT=${OUT:-/tmp/hopper-out}
 mkdir -p "$OUT/logs"
@@ -24,11 +27,14 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 names=$(cut -d'|' -f1 "$DIR/variants.txt")
 cp "$DIR/variants.txt" "$OUT/logs/"
 cat "$DIR"/*/ptxas.txt >"$OUT/logs/ptxas.txt" 2>/dev/null
+# bench.py's options for variant $1: no LSE where the kernel quantizes Q (else it would not).
+lse_opt() { grep -q "^$1|.*SA_HW_QFUSE=1" "$DIR/variants.txt" && echo --no-lse; }
 for n in $names; do
     lib=$DIR/$n/libsageattn.so
     [ "$(left)" -gt 100 ] || { el "$n skipped: budget"; continue; }
+    # shellcheck disable=SC2046
     timeout 75 python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma --speed-shapes key \
-        --no-sdpa --out "$OUT/logs/v_$n.json" >"$OUT/logs/v_$n.log" 2>&1
+        --no-sdpa $(lse_opt "$n") --out "$OUT/logs/v_$n.json" >"$OUT/logs/v_$n.log" 2>&1
     rc=$?
     el "$n rc=$rc $(grep -E '^D=128 L=16384 B=1  H=32 full' "$OUT/logs/v_$n.log" | tail -1)"
 done
@@ -41,27 +47,41 @@ python3 bench/hopper_variants_summary.py "$OUT/logs" $names | tee "$OUT/summary.
 best=$(tail -1 "$OUT/summary.txt" | awk '{print $2}')
 if [ "$best" != none ] && [ "$(left)" -gt 60 ]; then
     lib=$DIR/$best/libsageattn.so
+    # shellcheck disable=SC2046
     timeout $(($(left) > 100 ? 90 : $(left) - 10)) compute-sanitizer --tool memcheck \
         --error-exitcode 9 python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma \
-        --skip-speed --sanitize --no-sdpa >"$OUT/logs/memcheck_$best.txt" 2>&1
+        --skip-speed --sanitize --no-sdpa $(lse_opt "$best") >"$OUT/logs/memcheck_$best.txt" 2>&1
     el "memcheck $best rc=$? $(grep -E "ERROR SUMMARY" "$OUT/logs/memcheck_$best.txt" | tail -1)" |
         tee -a "$OUT/summary.txt"
 fi
-if [ "$best" != none ] && [ "$(left)" -gt 45 ]; then
-    lib=$DIR/$best/libsageattn.so
-    timeout $(($(left) - 25)) ncu --clock-control none -k regex:sa_hopper -c 1 \
+# ncu of one library at D=128 L=16K: the summary sections, then the SASS source page (stall
+# samples per instruction) as CSV for the next round's reading of the main loop.
+ncu_of() {
+    local n=$1 lib=$DIR/$1/libsageattn.so
+    timeout $(($(left) - 25)) ncu --clock-control none -k regex:sa_hopper -c 1 -f \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
-        --section ComputeWorkloadAnalysis --section LaunchStats \
-        python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma >"$OUT/logs/ncu_$best.txt" 2>&1
-    el "ncu $best rc=$?"
+        --section ComputeWorkloadAnalysis --section LaunchStats --section SchedulerStats \
+        --section InstructionStats --section SourceCounters -o "$OUT/logs/ncu_$n" \
+        python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma >"$OUT/logs/ncu_$n.log" 2>&1
+    el "ncu $n rc=$?"
+    ncu -i "$OUT/logs/ncu_$n.ncu-rep" --page details >"$OUT/logs/ncu_$n.txt" 2>&1
+    ncu -i "$OUT/logs/ncu_$n.ncu-rep" --page source --csv --print-source sass \
+        >"$OUT/logs/ncu_${n}_sass.csv" 2>&1 || el "ncu $n: no source page"
+    rm -f "$OUT/logs/ncu_$n.ncu-rep"
     grep -E "Duration|Compute \(SM\) Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy" \
-        "$OUT/logs/ncu_$best.txt" | tee -a "$OUT/summary.txt"
+        "$OUT/logs/ncu_$n.txt" | sed "s/^/$n /" | tee -a "$OUT/summary.txt"
+}
+first=$(echo "$names" | head -1)
+[ "$(left)" -gt 70 ] && ncu_of "$first"
+if [ "$best" != none ] && [ "$best" != "$first" ] && [ "$(left)" -gt 70 ]; then
+    ncu_of "$best"
 fi
 if [ "$best" != none ] && [ "$(left)" -gt 30 ]; then
     lib=$DIR/$best/libsageattn.so
+    # shellcheck disable=SC2046
     timeout $(($(left) - 10)) compute-sanitizer --tool racecheck --error-exitcode 9 \
         python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma --skip-speed --sanitize \
-        --no-sdpa >"$OUT/logs/racecheck_$best.txt" 2>&1
+        --no-sdpa $(lse_opt "$best") >"$OUT/logs/racecheck_$best.txt" 2>&1
     el "racecheck $best rc=$? $(grep -E "RACECHECK SUMMARY|ERROR SUMMARY" \
         "$OUT/logs/racecheck_$best.txt" | tail -1)" | tee -a "$OUT/summary.txt"
 fi

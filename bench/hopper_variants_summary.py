@@ -1,6 +1,7 @@
 """Table of one GPU call over int8-fp8-wgmma variants (bench/device_hopper.sh): TOPS per key shape
 per variant next to int8-fp16 and SDPA from the same call, and whether each variant computes what
-the landed kernel does (every case of bench.py's accuracy matrix), then the best correct variant.
+the landed kernel (the first NAME, or "base") does (every case of bench.py's accuracy matrix),
+then the best correct variant.
 
 python3 bench/hopper_variants_summary.py OUTDIR NAME...   (reads OUTDIR/v_<NAME>.json, ref.json)
 Prints the table; the last line is "best <name>" (or "best none").
@@ -66,7 +67,8 @@ def main():
     out, names = sys.argv[1], sys.argv[2:]
     results = {n: load(os.path.join(out, "v_%s.json" % n)) for n in names}
     ref = load(os.path.join(out, "ref.json"))
-    base = results.get("base")
+    # the landed kernel: the first variant of the call ("base" in round 2's call)
+    base = results.get("base") if "base" in results else results.get(names[0])
     shapes, cols = [], {}
     for n, res in list(results.items()) + [("ref", ref)]:
         for e in (res or {}).get("speed", []):

@@ -433,7 +433,7 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
                         (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) !=
                             cudaSuccess))
             return e;
-        grid = min(n_tiles, sms);
+        grid = min(n_tiles, sms * C::CTAS);
     }
     kernel<<<grid, C::THREADS, C::SMEM_BYTES, l->stream>>>(*a, n_tiles);
     return cudaGetLastError();
@@ -452,6 +452,17 @@ static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg
     return cudaGetLastError();
 }
 
+/* 1 when the warp-specialized kernel runs this head dim and kv length (SA_H_WS). */
+static bool sa_hopper_uses_ws(int d_pad, int lkv)
+{
+    return SA_H_WS == 1 || (SA_H_WS == 2 && (d_pad == 128 || lkv >= SA_HW_D64_MIN_KV));
+}
+
+int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad)
+{
+    return SA_HW_QFUSE && SA_HW_QREG && !p->lse && sa_hopper_uses_ws(d_pad, p->lkv);
+}
+
 template <int D, bool BF16>
 static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
 {
@@ -461,7 +472,7 @@ static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
         return sa_hopper_run_base<D, BF16>(a, l);
     else if (l->probe) /* the code check: both kernels are in the library */
         return sa_hopper_run_ws<D, BF16>(a, l);
-    else if (D == 128 || a->lkv >= SA_HW_D64_MIN_KV)
+    else if (sa_hopper_uses_ws(D, a->lkv))
         return sa_hopper_run_ws<D, BF16>(a, l);
     else
         return sa_hopper_run_base<D, BF16>(a, l);

@@ -132,9 +132,19 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
         a.k_h = p->ks[1] * 2;
         a.k_t = p->ks[2] * 2;
     } else {
-        cudaError_t e = sa_quant_launch(p, dp, &w, ws, stream);
+        int q_in_kernel = 0;
+#if SA_WITH_HOPPER
+        q_in_kernel = p->mode == SAGEATTN_MODE_INT8_FP8_WGMMA && sa_hopper_quantizes_q(p, dp);
+#endif
+        cudaError_t e = sa_quant_launch(p, dp, &w, ws, !q_in_kernel, stream);
         if (e != cudaSuccess)
             return e;
+        if (q_in_kernel) {
+            a.q_src = p->q;
+            a.qsrc_b = p->qs[0] * 2;
+            a.qsrc_h = p->qs[1] * 2;
+            a.qsrc_t = p->qs[2] * 2;
+        }
         a.q = ws + w.q8;
         a.q_t = dp;
         a.q_h = (int64_t)w.lq_pad * dp;

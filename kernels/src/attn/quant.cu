@@ -278,7 +278,7 @@ static sa_tensor_view sa_view(const void *base, const int64_t s[3])
 
 template <bool BF16, int DP>
 static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
-                                cudaStream_t stream)
+                                bool with_q, cudaStream_t stream)
 {
     const bool fp8 = sa_mode_pv_fp8(p->mode);
     const sa_tensor_view kv = sa_view(p->k, p->ks), vv = sa_view(p->v, p->vs);
@@ -327,7 +327,10 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (bhq + bhk <= SA_MAX_GRID_Y) {
+    if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
+        sa_rowquant_kernel<BF16, DP>
+            <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, 0);
+    } else if (bhq + bhk <= SA_MAX_GRID_Y) {
         const int blocks_x = (max(w->lq_pad, w->lk_pad) + RPB - 1) / RPB;
         sa_rowquant_kernel<BF16, DP>
             <<<dim3(blocks_x, bhq + bhk), SA_PRE_THREADS, 0, stream>>>(q, k, bhq);
@@ -345,12 +348,12 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
 }
 
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
-                            char *ws, cudaStream_t stream)
+                            char *ws, int with_q, cudaStream_t stream)
 {
     const bool bf16 = p->dtype == SAGEATTN_DTYPE_BF16;
     if (d_pad == 64)
-        return bf16 ? sa_quant_run<true, 64>(p, w, ws, stream)
-                    : sa_quant_run<false, 64>(p, w, ws, stream);
-    return bf16 ? sa_quant_run<true, 128>(p, w, ws, stream)
-                : sa_quant_run<false, 128>(p, w, ws, stream);
+        return bf16 ? sa_quant_run<true, 64>(p, w, ws, with_q, stream)
+                    : sa_quant_run<false, 64>(p, w, ws, with_q, stream);
+    return bf16 ? sa_quant_run<true, 128>(p, w, ws, with_q, stream)
+                : sa_quant_run<false, 128>(p, w, ws, with_q, stream);
 }

@@ -37,14 +37,26 @@
 #ifndef SA_HW_ROWSUM_MMA
 #define SA_HW_ROWSUM_MMA 1
 #endif
+/* 1: the consumers quantize their Q rows from the caller's fp16/bf16 Q (needs SA_HW_QREG; calls
+ * without LSE: the LSE's q·k̄ term comes from the pre-pass), and the pre-pass leaves Q out: one
+ * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call). */
+#ifndef SA_HW_QFUSE
+#define SA_HW_QFUSE 0
+#endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
 #ifndef SA_HW_PERSIST
 #define SA_HW_PERSIST 0
 #endif
-/* Consumer warpgroups per block, per head dim (one block per SM either way). */
+/* Blocks per SM at D=128: 1 (two consumers share one K/V ring) or 2 (one consumer each, 232
+ * registers, at most 4 stages each to fit two rings; no ping-pong): the second form hides one
+ * block's start and end behind the other block's work, which one block per SM cannot. */
+#ifndef SA_HW_CTAS128
+#define SA_HW_CTAS128 1
+#endif
+/* Consumer warpgroups per block, per head dim (two per SM at D=128, three at D=64). */
 #ifndef SA_HW_NC128
-#define SA_HW_NC128 2
+#define SA_HW_NC128 (2 / SA_HW_CTAS128)
 #endif
 #ifndef SA_HW_NC64
 #define SA_HW_NC64 3
@@ -52,27 +64,29 @@
 
 template <int D> struct sa_hw_cfg {
     static constexpr int NC = D == 128 ? SA_HW_NC128 : SA_HW_NC64;
+    static constexpr int CTAS = D == 128 ? SA_HW_CTAS128 : 1; /* blocks per SM */
     static constexpr int THREADS = 128 * (NC + 1);
     static constexpr int ROWS = 64 * NC;
-    /* Registers: the entry count is 65536 / THREADS (one block per SM); the producer drops to
-     * 24 and the consumers share the rest, in multiples of 8. */
+    static constexpr bool PINGPONG = SA_HW_PINGPONG && NC >= 2;
+    /* Registers: the entry count is 65536 / (THREADS * CTAS); the producer drops to 24 and the
+     * consumers share the rest of the block's registers, in multiples of 8. */
     static constexpr int PRODUCER_REGS = 24;
-    static constexpr int CONSUMER_REGS = ((65536 / 128 - PRODUCER_REGS) / NC) / 8 * 8 > 240
-                                             ? 240
-                                             : ((65536 / 128 - PRODUCER_REGS) / NC) / 8 * 8;
+    static constexpr int SHARE = ((65536 / CTAS / 128 - PRODUCER_REGS) / NC) / 8 * 8;
+    static constexpr int CONSUMER_REGS = SHARE > 240 ? 240 : SHARE;
     static constexpr int Q_BYTES = ROWS * D;
     static constexpr int K_BYTES = SA_CTA_K * D;
     static constexpr int V_BYTES = D * SA_CTA_K;
     static constexpr int ONES_BYTES = SA_HW_ROWSUM_MMA ? 8 * SA_CTA_K : 0;
     static constexpr int KS_BYTES = SA_CTA_K * 4;
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + KS_BYTES;
-    static constexpr int BAR_OFF = Q_BYTES + SA_HW_STAGES * STAGE_BYTES;
-    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * SA_HW_STAGES + 2);
+    static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
+    static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
+    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * STAGES + 2);
     static constexpr int OT = SA_HW_ROWSUM_MMA ? D / 2 + 4 : D / 2; /* P·V accumulator */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
-    static_assert((SA_HW_STAGES & (SA_HW_STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
+    static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
-    static_assert(NC >= 2 || !SA_HW_PINGPONG, "ping-pong needs two consumer warpgroups");
+    static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
 };
 
 /* Descriptors by their two 32-bit halves: the low half (start address >> 4, LBO) is the only
@@ -136,6 +150,69 @@ __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
     sa_wg_commit();
 }
 
+/* Q·Kᵀ's A fragment of this thread's two rows (row0, row0 + 8) quantized here from the caller's
+ * fp16/bf16 Q (a.q_src): the pre-pass's arithmetic (sa_rowquant_block) on the same values, so
+ * the same int8 values and scale. The four lanes of a quad hold a row's D channels between them
+ * (bytes 32 kk + 16 half + 4 tq .. + 3 of each k32 step), so the row's absmax is two shuffles. */
+template <int D, bool BF16>
+__device__ __forceinline__ void sa_hw_quantize_q(const sa_attn_args &a, int b, int h, int row0,
+                                                 int tq, uint32_t (&qa)[D / 32][4], float (&qs)[2])
+{
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        const int row = row0 + 8 * hh;
+        const char *src = (const char *)a.q_src + b * a.qsrc_b + h * a.qsrc_h + row * a.qsrc_t;
+        float x[D / 32][2][4];
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int c0 = 32 * kk + 16 * half + 4 * tq;
+                if (row < a.lq && c0 + 4 <= a.d) { /* 8-byte aligned: rows are 16-byte aligned */
+                    const uint2 u = *(const uint2 *)(src + c0 * 2);
+                    x[kk][half][0] = sa_to_float<BF16>((uint16_t)(u.x & 0xffffu));
+                    x[kk][half][1] = sa_to_float<BF16>((uint16_t)(u.x >> 16));
+                    x[kk][half][2] = sa_to_float<BF16>((uint16_t)(u.y & 0xffffu));
+                    x[kk][half][3] = sa_to_float<BF16>((uint16_t)(u.y >> 16));
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        x[kk][half][e] =
+                            row < a.lq && c0 + e < a.d
+                                ? sa_to_float<BF16>(*(const uint16_t *)(src + (c0 + e) * 2))
+                                : 0.0f;
+                }
+            }
+        float amax = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    amax = fmaxf(amax, fabsf(x[kk][half][e]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        if (amax == 0.0f)
+            amax = 1.0f;
+        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                uint32_t w = 0;
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int q =
+                        max(-127, min(127, __float2int_rn(__fmul_rn(x[kk][half][e], inv))));
+                    w |= (uint32_t)(q & 0xff) << (8 * e);
+                }
+                qa[kk][hh + 2 * half] = w;
+            }
+        qs[hh] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.score_scale);
+    }
+}
+
 /* Work tile t of the flattened grid: (q tile, head, batch), heavy causal q tiles first. */
 struct sa_hw_tile {
     int q0, h, b, n_kt;
@@ -161,12 +238,12 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
  * runs on across tiles. */
 template <int D, bool BF16>
-__global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
+__global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
     sa_hopper_ws_kernel(const sa_attn_args a, int n_tiles)
 {
 #if SA_HOPPER_CODE
     using C = sa_hw_cfg<D>;
-    constexpr int NC = C::NC, S = SA_HW_STAGES;
+    constexpr int NC = C::NC, S = C::STAGES;
     constexpr int NO = D / 8; /* n8 chunks of O */
     extern __shared__ __align__(128) char smem[];
     const int tid = threadIdx.x, wg = tid / 128;
@@ -211,12 +288,14 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
                 /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of
                  * 128: with NC = 3 a block's last chunk may lie past it; that consumer stores
                  * nothing). The previous tile's consumers must be done with the Q buffer. */
-                if (nt > 0)
-                    sa_mbar_wait(qempty, (nt - 1) & 1);
-                const int chunks = min(NC, (a.lq_pad - w.q0) / 64);
-                sa_mbar_expect_tx(qfull, chunks * 64 * D);
-                sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + w.q0) * D, chunks * 64 * D,
-                            qfull);
+                if (!SA_HW_QFUSE || !a.q_src) { /* else the consumers quantize Q */
+                    if (nt > 0)
+                        sa_mbar_wait(qempty, (nt - 1) & 1);
+                    const int chunks = min(NC, (a.lq_pad - w.q0) / 64);
+                    sa_mbar_expect_tx(qfull, chunks * 64 * D);
+                    sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + w.q0) * D, chunks * 64 * D,
+                                qfull);
+                }
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
                 const float *ksg = a.kscale + bhk * a.lk_pad;
@@ -243,14 +322,14 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
     /* Ping-pong: consumer c issues its wgmma batch after barrier 1 + c, then lets c + 1 go. */
     const int my_bar = 1 + c, next_bar = 1 + (c + 1) % NC;
     auto turn_begin = [&]() {
-        if (SA_HW_PINGPONG)
+        if (C::PINGPONG)
             sa_named_sync(my_bar, 256);
     };
     auto turn_end = [&]() {
-        if (SA_HW_PINGPONG)
+        if (C::PINGPONG)
             sa_named_arrive(next_bar, 256);
     };
-    if (SA_HW_PINGPONG && c == NC - 1)
+    if (C::PINGPONG && c == NC - 1)
         sa_named_arrive(1, 256);                         /* consumer 0 goes first */
     auto slot = [](int it) { return (uint32_t)it % S; }; /* it >= 0: a mask */
     auto wait_full = [&](int it) { sa_mbar_wait(full0 + 8 * slot(it), ((uint32_t)it / S) & 1); };
@@ -281,7 +360,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
         r.row0 = q0c + warp * 16 + g;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            r.qs[hh] = a.qscale[bh * a.lq_pad + min(r.row0 + 8 * hh, a.lq_pad - 1)];
+            if (!SA_HW_QFUSE || !a.q_src)
+                r.qs[hh] = a.qscale[bh * a.lq_pad + min(r.row0 + 8 * hh, a.lq_pad - 1)];
             r.mx[hh] = -INFINITY;
             r.sum[hh] = 0.0f;
         }
@@ -310,13 +390,16 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
             }
         };
 
-        sa_mbar_wait(qfull, nt & 1);
 #if SA_HW_QREG
         /* The A fragment (mma.sync m16n8k32 layout, as P's): a0/a1 rows g/g+8, bytes
          * 4tq..4tq+3 of the k32 step, a2/a3 the same 16 bytes further; Q is in core-matrix
-         * order. Then the Q buffer is free for the next tile. */
+         * order. Then the Q buffer is free for the next tile. With a.q_src, quantized here from
+         * the caller's Q instead (the pre-pass left Q out). */
         uint32_t qa[D / 32][4];
-        {
+        if (SA_HW_QFUSE && a.q_src) {
+            sa_hw_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+        } else {
+            sa_mbar_wait(qfull, nt & 1);
             /* offset(row, byte) with row = 16 warp + 8 (i & 1) + g, byte = 32 kk + 16 (i >> 1)
              * + 4 tq: a per-lane part plus immediates. The base is made opaque so the per-lane
              * addresses are not hoisted out of the tile loop (they would stay live across it). */
@@ -331,10 +414,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
                                  : "=r"(qa[kk][i])
                                  : "r"(base + 8 * D * (i & 1) + 256 * kk + 128 * (i >> 1))
                                  : "memory");
+            sa_mbar_arrive(qempty);
         }
-        sa_mbar_arrive(qempty);
         auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it)); };
 #else
+        sa_mbar_wait(qfull, nt & 1);
         const uint32_t q_lo = sa_hw_desc_lo(sQ + c * 64 * D);
         auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk<D>(acc, q_lo, k_lo(it)); };
 #endif
@@ -486,7 +570,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, 1)
         if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
             atomicExch(a.nonfinite, 1);
     }
-    if (SA_HW_PINGPONG && c == 0)
+    if (C::PINGPONG && c == 0)
         sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */
 #else
     (void)a, (void)n_tiles;

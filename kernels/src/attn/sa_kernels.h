@@ -53,7 +53,11 @@ struct sa_attn_args {
     int lq, lkv, hq, hkv, group, d;
     int lq_pad, lk_pad;
     int causal;
-    float score_scale; /* fp16 mode: sm_scale * log2e */
+    float score_scale; /* sm_scale * log2e */
+    /* int8-fp8-wgmma when its kernel quantizes Q itself (sa_hopper_quantizes_q): the caller's
+     * fp16/bf16 Q and its byte strides; NULL when the pre-pass quantized Q into q/qscale. */
+    const void *q_src;
+    int64_t qsrc_b, qsrc_h, qsrc_t;
 };
 
 /* How one attention kernel is launched: host-side facts, never a kernel argument. */
@@ -83,10 +87,13 @@ cudaError_t sa_attn_dispatch_int8_fp16_f16acc(int d_pad, const struct sa_attn_ar
 /* int8-fp8-wgmma (attn_hopper.cu, sm_90a only; absent unless SA_WITH_HOPPER). */
 cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const struct sa_attn_args *a,
                                             const struct sa_launch_cfg *l);
+/* 1 when int8-fp8-wgmma's kernel for p quantizes Q from the caller's tensor itself (then the
+ * pre-pass leaves Q out and the kernel gets sa_attn_args.q_src). */
+int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad);
 
-/* Pre-pass launchers (quant.cu). */
+/* Pre-pass launchers (quant.cu); with_q 0: Q is left to the attention kernel. */
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
-                            char *ws, cudaStream_t stream);
+                            char *ws, int with_q, cudaStream_t stream);
 /* The head dim the kernels use for p: p->d_pad, or 128 when the build left 64 out. */
 int sa_kernel_dpad(const struct sa_problem *p);
 
