@@ -1,4 +1,5 @@
 #include "probe/fatbin.h"
+#include "../../kernels/archs/sa_archs.h"
 #include "util/strbuf.h"
 
 #include <stdint.h>
@@ -214,13 +215,16 @@ char *fatbin_archs(const struct fatbin_list *l, int kind)
 
 enum fatbin_fit fatbin_image_fit(const struct fatbin_image *im, int major, int minor)
 {
+    /* SASS by the arch table's rule (sa_arch_runs_on); PTX is JIT-compiled for the same or a
+     * newer GPU, but an 'a' or 'f' PTX only for its own arch or family. */
+    if (im->kind == FATBIN_SASS)
+        return sa_arch_runs_on(im->major, im->minor, im->variant, major, minor) ? FATBIN_FIT_SASS
+                                                                                : FATBIN_FIT_NONE;
     int exact = im->major == major && im->minor == minor;
     if (im->variant == 'a' && !exact)
         return FATBIN_FIT_NONE;
     if (im->variant == 'f' && (im->major != major || im->minor > minor))
         return FATBIN_FIT_NONE;
-    if (im->kind == FATBIN_SASS)
-        return im->major == major && im->minor <= minor ? FATBIN_FIT_SASS : FATBIN_FIT_NONE;
     int newer_or_same = major > im->major || (major == im->major && minor >= im->minor);
     return newer_or_same ? FATBIN_FIT_PTX : FATBIN_FIT_NONE;
 }
