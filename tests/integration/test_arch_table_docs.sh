@@ -13,7 +13,9 @@ names=$(echo "$said" | sed -n "s/.*the kernels are built for: \(.*\) (or 'native
 [ -n "$names" ] || fail "build --arch sm_75 does not list the archs: $said"
 case " $names " in *" sm_90a "*) ;; *) fail "the table's archs lack sm_90a: $names" ;; esac
 
-help=$($SAGEBUILD build --help 2>&1 | sed -n 's/^  --arch LIST *\(.*\), comma-$/\1/p')
+# the option's help may wrap anywhere: read it as one line
+help=$($SAGEBUILD build --help 2>&1 | tr -s ' \n' '  ' |
+    sed -n 's/.* --arch LIST \(sm_[0-9a-z_ ]*\), comma.*/\1/p')
 [ "$help" = "$names" ] || fail "build --help lists '$help', the table '$names'"
 
 man_list=$(sed -n 's/^Comma-separated archs: \(.*\) (also$/\1/p' "$top/man/sagebuild.1" | tr -d ',')
