@@ -77,53 +77,90 @@ static enum opt_result parse_args(int argc, char **argv, struct env_args *a)
     return parsed;
 }
 
-int cmd_env(int argc, char **argv, const struct global_opts *g)
+/* Nothing fetched: the toolkit torch would use, when it is one `all` would not replace. NULL
+ * after saying why (*rc: the exit status); *found_by says how it was found. */
+static char *toolkit_by_torch_rules(int json, char **found_by, int *rc)
 {
-    (void)g;
-    struct env_args args;
-    enum opt_result parsed = parse_args(argc, argv, &args);
-    if (parsed != OPT_OK)
-        return opt_exit_status(parsed);
-    const char *prefix_arg = args.prefix;
-    int json = args.json;
-    enum env_shell sh = args.shell;
-    char *prefix = prefix_arg ? fs_realpath(prefix_arg) : toolkit_find_fetched(NULL, NULL);
-    char *found_by = xstrdup(prefix_arg ? "--prefix" : "fetched toolkit");
-    if (!prefix && !prefix_arg) {
-        /* Nothing fetched: the toolkit torch would use, when it is one `all` would not replace. */
-        struct env_toolkit t;
-        env_toolkit_probe(&t);
-        if (!t.fits) {
-            char *why = t.prefix ? xasprintf("no toolkit fetched yet, and the one torch's rules "
-                                             "find (%s, %s) does not fit: %s",
-                                             t.prefix, t.rule, t.why)
-                                 : xstrdup(t.why);
-            int rc = no_toolkit(json, why, t.fix);
-            free(why);
-            free(found_by);
-            env_toolkit_free(&t);
-            return rc;
-        }
+    struct env_toolkit t;
+    env_toolkit_probe(&t);
+    char *prefix = NULL;
+    if (!t.fits) {
+        char *why = t.prefix ? xasprintf("no toolkit fetched yet, and the one torch's rules "
+                                         "find (%s, %s) does not fit: %s",
+                                         t.prefix, t.rule, t.why)
+                             : xstrdup(t.why);
+        *rc = no_toolkit(json, why, t.fix);
+        free(why);
+    } else {
         prefix = t.prefix;
         t.prefix = NULL;
-        free(found_by);
-        found_by = xasprintf("torch's rules (%s)", t.rule);
+        *found_by = xasprintf("torch's rules (%s)", t.rule);
         fprintf(stderr,
                 "sagebuild env: no toolkit fetched; %s, the one torch's rules find (%s), fits\n",
                 prefix, t.rule);
-        env_toolkit_free(&t);
     }
+    env_toolkit_free(&t);
+    return prefix;
+}
+
+/* The toolkit to point at: --prefix, else the newest fetched one (torch's CUDA first), else the
+ * one torch's rules find. NULL after saying why (*rc: the exit status); *found_by (heap) says
+ * how it was found. */
+static char *find_toolkit(const struct env_args *a, char **found_by, int *rc)
+{
+    char *prefix = a->prefix ? fs_realpath(a->prefix) : toolkit_find_fetched(NULL, NULL);
+    if (prefix || a->prefix)
+        *found_by = xstrdup(a->prefix ? "--prefix" : "fetched toolkit");
+    else if (!(prefix = toolkit_by_torch_rules(a->json, found_by, rc)))
+        return NULL;
     char *nvcc = prefix ? fs_join(prefix, "bin/nvcc") : NULL;
-    if (!prefix || !fs_is_executable(nvcc)) {
-        char *why = xasprintf("%s has no bin/nvcc", prefix ? prefix : prefix_arg);
-        int rc = no_toolkit(json, why, "sagebuild fetch-cuda   (or --prefix a toolkit)");
+    int usable = prefix && fs_is_executable(nvcc);
+    free(nvcc);
+    if (!usable) {
+        char *why = xasprintf("%s has no bin/nvcc", prefix ? prefix : a->prefix);
+        *rc = no_toolkit(a->json, why, "sagebuild fetch-cuda   (or --prefix a toolkit)");
         free(why);
         free(prefix);
-        free(nvcc);
-        free(found_by);
-        return rc;
+        return NULL;
     }
-    free(nvcc);
+    return prefix;
+}
+
+static void print_env_json(const struct env_values *ev, const char *found_by, const char *release,
+                           const struct hostcc_choice *hc)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "schema", 1);
+    cJSON_AddStringToObject(doc, "prefix", ev->cuda_home);
+    cJSON_AddStringToObject(doc, "found_by", found_by);
+    if (release)
+        cJSON_AddStringToObject(doc, "release", release);
+    cJSON *vars = cJSON_AddObjectToObject(doc, "vars");
+    cJSON_AddStringToObject(vars, "CUDA_HOME", ev->cuda_home);
+    char *bin = fs_join(ev->cuda_home, "bin");
+    cJSON_AddStringToObject(vars, "PATH_PREPEND", bin);
+    free(bin);
+    if (hc->cxx) {
+        cJSON_AddStringToObject(vars, "CC", hc->cc);
+        cJSON_AddStringToObject(vars, "CXX", hc->cxx);
+        cJSON_AddStringToObject(vars, "NVCC_CCBIN", hc->cxx);
+    }
+    cJSON_AddNumberToObject(vars, "MAX_JOBS", ev->max_jobs);
+    if (ev->cccl_include)
+        cJSON_AddStringToObject(vars, "CPLUS_INCLUDE_PATH_PREPEND", ev->cccl_include);
+    cJSON_AddNumberToObject(doc, "gcc_max", hc->gcc_max);
+    if (hc->note)
+        cJSON_AddStringToObject(doc, "host_compiler_note", hc->note);
+    char *text = cJSON_Print(doc);
+    printf("%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+}
+
+/* The lines (or with --json the values) for the toolkit at prefix. The exit status: 1 when no
+ * host compiler fits (the other lines are printed). */
+static int print_env(const char *prefix, const char *found_by, const struct env_args *a)
+{
     struct hostcc_choice hc;
     hostcc_choose(prefix, &hc);
     struct resources r;
@@ -137,44 +174,34 @@ int cmd_env(int argc, char **argv, const struct global_opts *g)
     free(lock);
     char *cccl = fs_join(prefix, "include/cccl");
     struct env_values ev = {prefix, hc.cc, hc.cxx, max_jobs, fs_is_dir(cccl) ? cccl : NULL};
-    int rc = hc.cxx ? SB_EXIT_OK : SB_EXIT_WARN;
-    if (json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddNumberToObject(doc, "schema", 1);
-        cJSON_AddStringToObject(doc, "prefix", prefix);
-        cJSON_AddStringToObject(doc, "found_by", found_by);
-        if (release)
-            cJSON_AddStringToObject(doc, "release", release);
-        cJSON *vars = cJSON_AddObjectToObject(doc, "vars");
-        cJSON_AddStringToObject(vars, "CUDA_HOME", prefix);
-        char *bin = fs_join(prefix, "bin");
-        cJSON_AddStringToObject(vars, "PATH_PREPEND", bin);
-        free(bin);
-        if (hc.cxx) {
-            cJSON_AddStringToObject(vars, "CC", hc.cc);
-            cJSON_AddStringToObject(vars, "CXX", hc.cxx);
-            cJSON_AddStringToObject(vars, "NVCC_CCBIN", hc.cxx);
-        }
-        cJSON_AddNumberToObject(vars, "MAX_JOBS", max_jobs);
-        if (ev.cccl_include)
-            cJSON_AddStringToObject(vars, "CPLUS_INCLUDE_PATH_PREPEND", ev.cccl_include);
-        cJSON_AddNumberToObject(doc, "gcc_max", hc.gcc_max);
-        if (hc.note)
-            cJSON_AddStringToObject(doc, "host_compiler_note", hc.note);
-        char *text = cJSON_Print(doc);
-        printf("%s\n", text);
-        cJSON_free(text);
-        cJSON_Delete(doc);
+    if (a->json) {
+        print_env_json(&ev, found_by, release, &hc);
     } else {
-        char *lines = env_format(&ev, sh);
+        char *lines = env_format(&ev, a->shell);
         fputs(lines, stdout);
         free(lines);
         if (!hc.cxx)
             fprintf(stderr, "sagebuild env: warning: %s\n", hc.note);
     }
+    int rc = hc.cxx ? SB_EXIT_OK : SB_EXIT_WARN;
     hostcc_free(&hc);
     free(cccl);
     free(release);
+    return rc;
+}
+
+int cmd_env(int argc, char **argv, const struct global_opts *g)
+{
+    (void)g;
+    struct env_args args;
+    enum opt_result parsed = parse_args(argc, argv, &args);
+    if (parsed != OPT_OK)
+        return opt_exit_status(parsed);
+    char *found_by = NULL;
+    int rc = SB_EXIT_ERROR;
+    char *prefix = find_toolkit(&args, &found_by, &rc);
+    if (prefix)
+        rc = print_env(prefix, found_by, &args);
     free(prefix);
     free(found_by);
     return rc;
