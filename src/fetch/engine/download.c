@@ -2,6 +2,7 @@
 #include "cmd.h"
 #include "verify.h"
 #include "util/fs.h"
+#include "util/out.h"
 #include "util/strbuf.h"
 
 #include <curl/curl.h>
@@ -510,8 +511,9 @@ static void draw_progress(struct transfer *ts, int n, double started)
         active += !ts[i].done;
     }
     double secs = now_s() - started;
-    fprintf(stderr, "\r\033[K  downloading: %d of %d files left, %.1f / %.1f MB, %.1f MB/s", active,
-            n, (double)got / 1e6, (double)total / 1e6, secs > 0 ? (double)got / 1e6 / secs : 0.0);
+    out_clear_line(stderr);
+    fprintf(stderr, "  downloading: %d of %d files left, %.1f / %.1f MB, %.1f MB/s", active, n,
+            (double)got / 1e6, (double)total / 1e6, secs > 0 ? (double)got / 1e6 / secs : 0.0);
     fflush(stderr);
 }
 
