@@ -20,6 +20,8 @@ all_variants=(
     "qf|-DSA_HW_QFUSE=1"
     "c2|-DSA_HW_CTAS128=2"
     "c2qf|-DSA_HW_CTAS128=2 -DSA_HW_QFUSE=1"
+    "f2|-DSA_HW_FOLD2=1"
+    "c2qff2|-DSA_HW_CTAS128=2 -DSA_HW_QFUSE=1 -DSA_HW_FOLD2=1"
     "s4|-DSA_HW_STAGES=4"
     "c2s2|-DSA_HW_CTAS128=2 -DSA_HW_STAGES=2"
 )

@@ -19,6 +19,8 @@
 #ifndef SA_HOPPER_WS_CUH
 #define SA_HOPPER_WS_CUH
 
+#include <type_traits>
+
 #ifndef SA_HW_STAGES
 #define SA_HW_STAGES 8 /* a power of two: the slot is a mask, the parity a shift */
 #endif
@@ -42,6 +44,14 @@
  * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call). */
 #ifndef SA_HW_QFUSE
 #define SA_HW_QFUSE 0
+#endif
+/* 1: P·V of two consecutive tiles accumulate in the same fp32 tile accumulator before it is
+ * folded into O: one fold (68 FFMA at D=128) per two tiles. The FP8 accumulator then holds 128
+ * keys (four k32 steps) instead of 64, the interval DeepSeek-V3 promotes FP8 GEMM sums at on
+ * Hopper. A row max that moves between the two tiles rescales the held tile first (rare after
+ * the first tiles). Needs SA_HW_OVERLAP. */
+#ifndef SA_HW_FOLD2
+#define SA_HW_FOLD2 0
 #endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
@@ -86,6 +96,7 @@ template <int D> struct sa_hw_cfg {
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
+    static_assert(!SA_HW_FOLD2 || SA_HW_OVERLAP, "SA_HW_FOLD2 is a form of the overlapped loop");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
 };
 
@@ -101,23 +112,25 @@ __device__ __forceinline__ uint64_t sa_hw_desc(uint32_t lo, uint32_t sbo)
     return ((uint64_t)(sbo >> 4) << 32) | lo;
 }
 
-/* P·V of one tile into ot (fresh: the first k step does not accumulate); v_lo: the low half of
+/* P·V of one tile into ot: fresh (the first k step does not accumulate) unless carry, onto a
+ * tile held there (SA_HW_FOLD2; a compile-time constant at every call); v_lo: the low half of
  * the Vᵀ tile's descriptor. */
 template <int D>
 __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
-                                               const uint32_t (&pa)[2][4], uint32_t v_lo)
+                                               const uint32_t (&pa)[2][4], uint32_t v_lo, int carry)
 {
 #pragma unroll
     for (int kk = 0; kk < 2; ++kk) {
         const uint64_t vd = sa_hw_desc(v_lo + kk * (256 >> 4), sa_htile<D>::V_SBO);
+        const int accumulate = kk ? 1 : carry;
         if constexpr (D == 128 && SA_HW_ROWSUM_MMA)
-            sa_wg_pv_e4m3_n136(ot, pa[kk], vd, kk);
+            sa_wg_pv_e4m3_n136(ot, pa[kk], vd, accumulate);
         else if constexpr (D == 128)
-            sa_wg_pv_e4m3_n128(ot, pa[kk], vd, kk);
+            sa_wg_pv_e4m3_n128(ot, pa[kk], vd, accumulate);
         else if constexpr (SA_HW_ROWSUM_MMA)
-            sa_wg_pv_e4m3_n72(ot, pa[kk], vd, kk);
+            sa_wg_pv_e4m3_n72(ot, pa[kk], vd, accumulate);
         else
-            sa_wg_pv_e4m3_n64(ot, pa[kk], vd, kk);
+            sa_wg_pv_e4m3_n64(ot, pa[kk], vd, accumulate);
     }
 }
 
@@ -437,13 +450,17 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 sa_wg_touch(acc[i]);
             sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), 0, a, diag,
                                             need_mask(0), tq);
-#pragma unroll 1
-            for (int j = 1; j < n_kt; ++j) {
+            /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
+             * folded into O, or (HOLD, SA_HW_FOLD2) held in ot, brought to tile j's max, for
+             * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
+             * holding and folding makes ptxas serialize every wgmma (C7513). */
+            auto step = [&](int j, auto carry_c, auto hold_c) {
+                constexpr bool CARRY = decltype(carry_c)::value, HOLD = decltype(hold_c)::value;
                 const int it = it0 + j;
                 turn_begin();
                 wait_full(it);
                 issue_qk(acc, it); /* fences, then commits group 1 */
-                sa_hw_issue_pv<D>(ot, pa, v_lo(it - 1));
+                sa_hw_issue_pv<D>(ot, pa, v_lo(it - 1), CARRY ? 1 : 0);
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
                 sa_wg_wait<1>();
@@ -461,28 +478,66 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                     for (int i = 0; i < 4; ++i)
                         sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
                 release(it - 1);
-                fold(alpha_prev);
+                if constexpr (HOLD) {
+#pragma unroll
+                    for (int i = 0; i < C::OT; ++i)
+                        sa_wg_touch(ot[i]);
+                    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
+#pragma unroll
+                        for (int i = 0; i < C::OT; ++i)
+                            ot[i] *= alpha[(i >> 1) & 1];
+                    }
+                    alpha_prev[0] *= alpha[0]; /* O's factor to tile j's max */
+                    alpha_prev[1] *= alpha[1];
+                } else {
+                    fold(alpha_prev);
+                    alpha_prev[0] = alpha[0];
+                    alpha_prev[1] = alpha[1];
+                }
 #pragma unroll
                 for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
                         pa[kk][i] = pn[kk][i];
-                alpha_prev[0] = alpha[0];
-                alpha_prev[1] = alpha[1];
+            };
+            /* The last tile's P·V (onto a held tile with CARRY), then the last fold. */
+            auto last = [&](auto carry_c) {
+                constexpr bool CARRY = decltype(carry_c)::value;
+                turn_begin();
+                sa_wg_fence();
+                sa_hw_issue_pv<D>(ot, pa, v_lo(it0 + n_kt - 1), CARRY ? 1 : 0);
+                sa_wg_commit();
+                turn_end();
+                sa_wg_wait<0>();
+#pragma unroll
+                for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        sa_wg_keep(pa[kk][i]);
+                release(it0 + n_kt - 1);
+                fold(alpha_prev);
+            };
+            constexpr std::integral_constant<bool, false> no{};
+#if SA_HW_FOLD2
+            constexpr std::integral_constant<bool, true> yes{};
+            int j = 1;
+#pragma unroll 1
+            for (; j + 1 < n_kt; j += 2) {
+                step(j, no, yes);     /* P·V(j-1) fresh, held */
+                step(j + 1, yes, no); /* P·V(j) onto it, folded */
             }
-            turn_begin();
-            sa_wg_fence();
-            sa_hw_issue_pv<D>(ot, pa, v_lo(it0 + n_kt - 1));
-            sa_wg_commit();
-            turn_end();
-            sa_wg_wait<0>();
-#pragma unroll
-            for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    sa_wg_keep(pa[kk][i]);
-            release(it0 + n_kt - 1);
-            fold(alpha_prev);
+            if (j < n_kt) {
+                step(j, no, yes);
+                last(yes);
+            } else {
+                last(no);
+            }
+#else
+#pragma unroll 1
+            for (int j = 1; j < n_kt; ++j)
+                step(j, no, no);
+            last(no);
+#endif
         }
 #else
 #pragma unroll 1
@@ -503,7 +558,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                             need_mask(j * SA_CTA_K), tq);
             turn_begin();
             sa_wg_fence();
-            sa_hw_issue_pv<D>(ot, pa, v_lo(it));
+            sa_hw_issue_pv<D>(ot, pa, v_lo(it), 0);
             sa_wg_commit();
             turn_end();
             sa_wg_wait<0>();
