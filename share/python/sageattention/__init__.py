@@ -47,10 +47,10 @@ Exact path: any attn_mask (bool or additive, broadcast like SDPA's), head_dim > 
 unlike q's, float64 or sm_scale <= 0 run through torch's scaled_dot_product_attention, with the
 LSE (if asked) computed from the scores in row blocks. A mask is never ignored.
 No black frames: when a quantized call writes NaN/inf, the kernels raise a device flag (one of
-a ring of 64 per stream, zeroed together when the ring wraps) and an fp16-mode run queued behind
+a ring of 1024 per stream, zeroed together when the ring wraps) and an fp16-mode run queued behind
 the call recomputes it on the GPU (that run exits at once when the flag is down, so the host
 never waits); one warning per process (logger "sageattention") once the host sees a recompute
-happened (it looks when the ring wraps: within about 128 calls on that stream).
+happened (it looks when the ring wraps: within about 2048 calls on that stream).
 SAGEATTENTION_CHECK_FINITE=0 turns the check off.
 Memory: a call's workspace (the quantized Q/K/V) is capped at 256 MiB by default
 (SAGEATTENTION_WORKSPACE_LIMIT_MB, 0 = no cap, or set_workspace_limit()); above it, the heads run

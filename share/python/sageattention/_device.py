@@ -123,7 +123,10 @@ class DeviceState:
         return c
 
 
-FLAG_SLOTS = 64
+# 1024 flags (4 KiB) per stream: the wrap (three small kernels, a copy to pinned memory and an
+# event) is paid once per 1024 calls; the warning comes within ~2048 calls, well inside one
+# image's or video's worth of attention calls. The recompute itself never waits for a wrap.
+FLAG_SLOTS = 1024
 
 
 class FiniteCheck:
