@@ -1027,7 +1027,9 @@ class Run:
         variant: "legacy" the ABI 1.0 struct (the library asks the driver for the device's
         facts on every call); "context" ABI 1.2 with the device's sageattn_context (what a C
         program that keeps one gets); "recompute" the same plus the non-finite flag and the fp16
-        recompute queued in the same call (what the package asks of the library)."""
+        recompute queued in the same call (what the package asks of the library); "fp16_gated"
+        that recompute's launch alone (fp16 mode with a context, only_if_nonzero on a zero flag:
+        one launch whose blocks exit at once)."""
         import ctypes
         torch = self.torch
         o = torch.empty_like(q)
@@ -1042,6 +1044,9 @@ class Run:
             p = self.raw.params12(p, self.raw.context(dev),
                                   flag.data_ptr() if variant == "recompute" else None,
                                   variant == "recompute")
+            if variant == "fp16_gated":  # the recompute's launch alone: fp16, flag down
+                p.mode = self.raw_mode_values()["fp16"]
+                p.only_if_nonzero = flag.data_ptr()
         need = ctypes.c_size_t(0)
         st = self.raw.workspace_any(ctypes.addressof(p), dev, ctypes.byref(need))
         if st != 0:
@@ -1171,7 +1176,7 @@ class Run:
         res["mode"] = mode
         qh, kh, vh = (t.transpose(1, 2) for t in (q, k, v))
         fns["sdpa"] = lambda: F.scaled_dot_product_attention(qh, kh, vh)
-        for variant in ("legacy", "context", "recompute"):
+        for variant in ("legacy", "context", "recompute", "fp16_gated"):
             try:
                 fns["raw_" + variant], _ = self.raw_call(q, k, v, "NHD", mode, variant)
             except Exception as e:  # an older library, or a mode the binding does not name
@@ -1183,6 +1188,12 @@ class Run:
             res["gpu_ms_" + name] = self.events_ms(fn)
             if name != "sdpa":
                 res["kernels_" + name] = self.kernels_per_call(fn)
+        # Whether host-only time depends on how deep the launch queue is (100 calls queue
+        # 300-400 launches behind the sleep; 10 calls 30-40).
+        for name in ("sageattn", "raw_context", "raw_recompute"):
+            if name in fns:
+                res[name + "_host_us_n10"] = self.host_only_us(fns[name], n=10)
+        res["ring_wrap_host_us"] = self.ring_wrap_host_us()
         # The names the previous sessions' results used.
         res["raw_abi_us"] = res.get("raw_context_us", res.get("raw_legacy_us"))
         res["gpu_ms_raw"] = res.get("gpu_ms_raw_context", res.get("gpu_ms_raw_legacy"))
@@ -1193,6 +1204,31 @@ class Run:
             res["raw_error"] = "%s: %s" % (type(e).__name__, str(e)[:200])
         return res
 
+    def ring_wrap_host_us(self, wraps=20):
+        """Host time of one wrap of the package's non-finite flag ring (fold into `seen`, zero
+        the ring, copy `seen` to pinned memory, record an event) with the GPU kept busy, or an
+        error text: what a checked call pays once per FLAG_SLOTS calls."""
+        torch = self.torch
+        try:
+            from sageattention import _device
+            checker = _device.FiniteCheck(torch.device("cuda", torch.cuda.current_device()))
+            sleep = getattr(torch.cuda, "_sleep", None)
+            checker.next = _device.FLAG_SLOTS
+            checker.next_flag(True)  # the pinned buffer and event, made once per stream
+            torch.cuda.synchronize()
+            if sleep is not None:
+                sleep(200_000_000)
+            t0 = time.perf_counter()
+            for _ in range(wraps):
+                checker.next = _device.FLAG_SLOTS
+                checker.next_flag(True)
+            us = (time.perf_counter() - t0) / wraps * 1e6
+            torch.cuda.synchronize()
+            return {"us": us, "flag_slots": _device.FLAG_SLOTS,
+                    "per_call_us": us / _device.FLAG_SLOTS}
+        except Exception as e:
+            return {"error": "%s: %s" % (type(e).__name__, str(e)[:200])}
+
     def overhead_line(self, o):
         def f(key):
             val = o.get(key)
@@ -1201,17 +1237,26 @@ class Run:
         def kc(key):
             val = o.get(key) or {}
             return "%g" % val["per_call"] if "per_call" in val else "?"
+
+        def wrap(key):
+            val = (o.get("ring_wrap_host_us") or {}).get(key)
+            return "%.2f" % val if isinstance(val, (int, float)) else "n/a"
         return ("overhead L=128 (wall per call, back to back | host only, GPU busy | kernels): "
                 "sageattn %s | %s us | %s; no check %s | %s us | %s; raw ABI with context %s | "
                 "%s us | %s; with context + recompute %s | %s us | %s; ABI 1.0 struct %s | %s us "
-                "| %s; SDPA %s | %s us; bench wrapper %s us" % (
+                "| %s; SDPA %s | %s us; bench wrapper %s us; host only with 10 calls queued: "
+                "sageattn %s, raw with context %s, + recompute %s us; raw fp16 gated launch "
+                "alone %s | %s us; flag ring wrap %s us (%s us per call)" % (
                     f("sageattn_us"), f("sageattn_host_us"), kc("kernels_sageattn"),
                     f("sageattn_no_check_us"), f("sageattn_no_check_host_us"),
                     kc("kernels_sageattn_no_check"), f("raw_context_us"),
                     f("raw_context_host_us"), kc("kernels_raw_context"), f("raw_recompute_us"),
                     f("raw_recompute_host_us"), kc("kernels_raw_recompute"), f("raw_legacy_us"),
                     f("raw_legacy_host_us"), kc("kernels_raw_legacy"), f("sdpa_us"),
-                    f("sdpa_host_us"), f("raw_abi_bench_wrapper_us")))
+                    f("sdpa_host_us"), f("raw_abi_bench_wrapper_us"),
+                    f("sageattn_host_us_n10"), f("raw_context_host_us_n10"),
+                    f("raw_recompute_host_us_n10"), f("raw_fp16_gated_us"),
+                    f("raw_fp16_gated_host_us"), wrap("us"), wrap("per_call_us")))
 
     def sec_speed(self):
         torch = self.torch
