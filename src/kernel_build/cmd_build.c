@@ -290,238 +290,318 @@ char *build_out_dir(const char *flag)
     return dir;
 }
 
-int build_run(const struct build_opts *o, struct build_outcome *res)
-{
-    res->out_dir = build_out_dir(o->out);
-    char *kernels = datadir_find("kernels");
-    char *lists = kernels ? fs_join(kernels, "CMakeLists.txt") : NULL;
-    if (!lists || !fs_is_file(lists)) {
-        build_outcome_error(
-            res, SB_EXIT_ERROR,
-            xasprintf("the kernel sources (kernels/CMakeLists.txt) were not found%s%s",
-                      kernels ? " in " : "", kernels ? kernels : ""),
-            xstrdup("set SAGEBUILD_DATADIR to the folder that holds kernels/, or "
-                    "reinstall sagebuild (make install)"));
-        free(kernels);
-        free(lists);
-        return -1;
-    }
-    free(lists);
+/* What one build holds from phase to phase; build_job_free is its one cleanup path. */
+struct build_job {
+    const struct build_opts *o;
+    struct build_outcome *res;
+    char *kernels; /* the kernels/ folder CMake builds */
+    struct arch_list archs;
+    int dims[BUILD_MAX_HEAD_DIMS], ndims;
+    struct toolchain tc;
+    struct cmake_info cm;
+    int lock_fd;
+    char *record_path;        /* <out>/build-record.json */
+    struct build_record prev; /* the last build's record, when have_prev */
+    int have_prev;
+    char *build_dir; /* <out>/cmake-build */
+    char *archs_cmake, *dims_cmake;
+    char *running_log, *final_log;
+};
 
+static void build_job_free(struct build_job *j)
+{
+    if (j->lock_fd >= 0)
+        close(j->lock_fd);
+    if (j->have_prev)
+        build_record_free(&j->prev);
+    cmake_info_free(&j->cm);
+    toolchain_free(&j->tc);
+    free(j->kernels);
+    free(j->record_path);
+    free(j->build_dir);
+    free(j->archs_cmake);
+    free(j->dims_cmake);
+    free(j->running_log);
+    free(j->final_log);
+}
+
+static int find_kernels(struct build_job *j)
+{
+    j->kernels = datadir_find("kernels");
+    char *lists = j->kernels ? fs_join(j->kernels, "CMakeLists.txt") : NULL;
+    int found = lists && fs_is_file(lists);
+    free(lists);
+    if (found)
+        return 0;
+    build_outcome_error(j->res, SB_EXIT_ERROR,
+                        xasprintf("the kernel sources (kernels/CMakeLists.txt) were not found%s%s",
+                                  j->kernels ? " in " : "", j->kernels ? j->kernels : ""),
+                        xstrdup("set SAGEBUILD_DATADIR to the folder that holds kernels/, or "
+                                "reinstall sagebuild (make install)"));
+    return -1;
+}
+
+/* --arch and --head-dims; only `native` probes the GPUs. */
+static int choose_archs(struct build_job *j)
+{
+    struct build_outcome *res = j->res;
     struct gpu_cc gpus[16];
     int ngpus = 0;
-    if (strstr(o->arch, "native")) { /* only `native` needs the GPUs */
+    if (strstr(j->o->arch, "native")) {
         char *why = NULL;
         ngpus = build_gpus_present(gpus, 16, &why);
         if (why)
             sb_addf(&res->notes, "GPU probe: %s\n", why);
         free(why);
     }
-    struct arch_list archs;
     char *notes = NULL, *err = NULL;
-    int spec = build_arch_parse_spec(o->arch, gpus, ngpus, &archs, &notes, &err);
+    int spec = build_arch_parse_spec(j->o->arch, gpus, ngpus, &j->archs, &notes, &err);
     if (spec < 0) {
         build_outcome_error(res, spec == ARCH_SPEC_BAD ? SB_EXIT_USAGE : SB_EXIT_ERROR, err,
                             build_arch_examples("sagebuild build --arch ", "; see --help"));
-        free(kernels);
         return -1;
     }
     if (notes)
         sb_adds(&res->notes, notes);
     free(notes);
-
-    int dims[BUILD_MAX_HEAD_DIMS], ndims = 0;
-    if (build_parse_head_dims(o->head_dims, dims, &ndims, &err) < 0) {
+    if (build_parse_head_dims(j->o->head_dims, j->dims, &j->ndims, &err) < 0) {
         build_outcome_error(res, SB_EXIT_USAGE, err, xstrdup("--head-dims 64,128"));
-        free(kernels);
         return -1;
     }
+    return 0;
+}
 
-    struct toolchain tc;
-    char *fix = NULL;
-    struct cmake_info cm = {0};
-    int rc = -1, lock_fd = -1;
-    /* The toolkit first: which archs can be built depends on its nvcc, and refusing them comes
-     * before anything else is probed or run. */
-    if (toolchain_choose_cuda(o->cuda_home, &tc, &err, &fix) < 0) {
-        build_outcome_error(res, SB_EXIT_ERROR, err, fix);
-        goto done;
+/* The toolkit first: which archs can be built depends on its nvcc, and refusing them comes
+ * before anything else is probed or run. Then the host compiler and CMake. */
+static int choose_tools(struct build_job *j)
+{
+    char *err = NULL, *fix = NULL;
+    if (toolchain_choose_cuda(j->o->cuda_home, &j->tc, &err, &fix) < 0) {
+        build_outcome_error(j->res, SB_EXIT_ERROR, err, fix);
+        return -1;
     }
-    if (check_archs(&archs, &tc, res) < 0)
-        goto done;
-    if (toolchain_choose_host(o->host_cc, &tc, &err, &fix) < 0 ||
-        cmake_probe(&cm, &err, &fix) < 0) {
-        build_outcome_error(res, SB_EXIT_ERROR, err, fix);
-        goto done;
+    if (check_archs(&j->archs, &j->tc, j->res) < 0)
+        return -1;
+    if (toolchain_choose_host(j->o->host_cc, &j->tc, &err, &fix) < 0 ||
+        cmake_probe(&j->cm, &err, &fix) < 0) {
+        build_outcome_error(j->res, SB_EXIT_ERROR, err, fix);
+        return -1;
     }
-    if (tc.cuda_note)
-        sb_addf(&res->notes, "%s\n", tc.cuda_note);
-    if (tc.host_note)
-        sb_addf(&res->notes, "%s\n", tc.host_note);
+    if (j->tc.cuda_note)
+        sb_addf(&j->res->notes, "%s\n", j->tc.cuda_note);
+    if (j->tc.host_note)
+        sb_addf(&j->res->notes, "%s\n", j->tc.host_note);
+    return 0;
+}
 
-    /* What this build is made of: compared with the last record to skip work. */
-    struct build_record *w = &res->rec;
-    res->have_rec = 1;
+/* What this build is made of, into res->rec: compared with the last record to skip work. */
+static int describe_inputs(struct build_job *j)
+{
+    const struct toolchain *tc = &j->tc;
+    struct build_record *w = &j->res->rec;
+    j->res->have_rec = 1;
     char vb[32];
     w->sagebuild_version = xstrdup(SAGEBUILD_VERSION);
-    w->archs = build_arch_join(&archs, ",");
-    w->head_dims = build_join_head_dims(dims, ndims, ",");
-    w->nvcc_path = xstrdup(tc.nvcc.path);
-    w->nvcc_version = xstrdup(
-        version_str(tc.nvcc.version.full.nparts ? &tc.nvcc.version.full : &tc.nvcc.version.release,
-                    vb, sizeof vb));
-    w->cuda_home = xstrdup(tc.cuda_home);
-    w->cuda_home_rule = xstrdup(tc.chosen_by);
-    w->host_cxx_path = xstrdup(tc.host_cxx);
-    w->host_cxx_version = xstrdup(version_str(&tc.host_version, vb, sizeof vb));
-    w->generator = xstrdup(cm.generator);
-    w->cmake_version = xstrdup(version_str(&cm.version, vb, sizeof vb));
-    w->kernels_dir = fs_realpath(kernels);
-    if (!(w->source_hash = srcinfo_hash_tree(kernels, &err))) {
-        build_outcome_error(res, SB_EXIT_ERROR, err, xstrdup("check the kernels folder's files"));
-        goto done;
+    w->archs = build_arch_join(&j->archs, ",");
+    w->head_dims = build_join_head_dims(j->dims, j->ndims, ",");
+    w->nvcc_path = xstrdup(tc->nvcc.path);
+    w->nvcc_version = xstrdup(version_str(tc->nvcc.version.full.nparts ? &tc->nvcc.version.full
+                                                                       : &tc->nvcc.version.release,
+                                          vb, sizeof vb));
+    w->cuda_home = xstrdup(tc->cuda_home);
+    w->cuda_home_rule = xstrdup(tc->chosen_by);
+    w->host_cxx_path = xstrdup(tc->host_cxx);
+    w->host_cxx_version = xstrdup(version_str(&tc->host_version, vb, sizeof vb));
+    w->generator = xstrdup(j->cm.generator);
+    w->cmake_version = xstrdup(version_str(&j->cm.version, vb, sizeof vb));
+    w->kernels_dir = fs_realpath(j->kernels);
+    char *err = NULL;
+    if (!(w->source_hash = srcinfo_hash_tree(j->kernels, &err))) {
+        build_outcome_error(j->res, SB_EXIT_ERROR, err,
+                            xstrdup("check the kernels folder's files"));
+        return -1;
     }
-    w->source_revision = srcinfo_git_revision(kernels);
+    w->source_revision = srcinfo_git_revision(j->kernels);
+    return 0;
+}
 
-    /* One build at a time per output folder: two would share one CMake tree. The lock goes with
-     * the process, so a killed build leaves nothing to clean up. */
-    if (fs_mkdir_p(res->out_dir, 0755) < 0) {
-        build_outcome_error(res, SB_EXIT_ERROR, xasprintf("cannot create %s: %m", res->out_dir),
+/* One build at a time per output folder: two would share one CMake tree. The lock goes with
+ * the process, so a killed build leaves nothing to clean up. */
+static int lock_out_dir(struct build_job *j)
+{
+    const char *out = j->res->out_dir;
+    if (fs_mkdir_p(out, 0755) < 0) {
+        build_outcome_error(j->res, SB_EXIT_ERROR, xasprintf("cannot create %s: %m", out),
                             xstrdup("choose a writable --out DIR"));
-        goto done;
+        return -1;
     }
-    char *lock_path = fs_join(res->out_dir, ".build.lock");
-    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    char *lock_path = fs_join(out, ".build.lock");
+    j->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     free(lock_path);
-    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
-        build_outcome_error(res, SB_EXIT_ERROR,
-                            xasprintf("another sagebuild build is using %s", res->out_dir),
+    if (j->lock_fd < 0 || flock(j->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        build_outcome_error(j->res, SB_EXIT_ERROR,
+                            xasprintf("another sagebuild build is using %s", out),
                             xstrdup("wait for it to finish, or build into another --out DIR"));
-        goto done;
+        return -1;
     }
-    char *record_path = fs_join(res->out_dir, BUILD_RECORD_NAME);
-    char *prev_text = fs_read_file(record_path, 1 << 20, NULL);
-    struct build_record prev;
-    int have_prev = prev_text && build_record_from_json(prev_text, &prev) == 0;
-    free(prev_text);
-    enum build_freshness fresh = build_decide(
-        have_prev ? &prev : NULL, w, outputs_present(res->out_dir), o->force, &res->reason);
-    if (fresh == BUILD_UP_TO_DATE) {
-        /* Report the build that made these files: its flags and times, not empty ones. */
-        build_record_free(w);
-        *w = prev;
-        res->up_to_date = 1;
-        rc = 0;
-        free(record_path);
-        goto done;
-    }
-    char *build_dir = fs_join(res->out_dir, "cmake-build");
-    /* --force means from clean: with the old tree kept, ninja would find nothing to do. */
-    if (o->force && fs_exists(build_dir)) {
-        sb_addf(&res->notes, "--force: starting from a clean %s\n", build_dir);
-        fs_remove_tree(build_dir);
-    }
+    return 0;
+}
 
+/* Reads the last record and decides; 1 when there is nothing to do (res->rec is then the last
+ * build's record: its flags and times, not empty ones). */
+static int up_to_date(struct build_job *j)
+{
+    struct build_outcome *res = j->res;
+    j->record_path = fs_join(res->out_dir, BUILD_RECORD_NAME);
+    char *prev_text = fs_read_file(j->record_path, 1 << 20, NULL);
+    j->have_prev = prev_text && build_record_from_json(prev_text, &j->prev) == 0;
+    free(prev_text);
+    enum build_freshness fresh =
+        build_decide(j->have_prev ? &j->prev : NULL, &res->rec, outputs_present(res->out_dir),
+                     j->o->force, &res->reason);
+    if (fresh != BUILD_UP_TO_DATE)
+        return 0;
+    build_record_free(&res->rec);
+    res->rec = j->prev; /* res owns it now */
+    j->have_prev = 0;
+    res->up_to_date = 1;
+    return 1;
+}
+
+/* The CMake build folder (afresh under --force or for a stale cache) and the plan. */
+static void make_plan(struct build_job *j, struct build_plan *plan)
+{
+    struct build_outcome *res = j->res;
+    struct build_record *w = &res->rec;
+    j->build_dir = fs_join(res->out_dir, "cmake-build");
+    /* --force means from clean: with the old tree kept, ninja would find nothing to do. */
+    if (j->o->force && fs_exists(j->build_dir)) {
+        sb_addf(&res->notes, "--force: starting from a clean %s\n", j->build_dir);
+        fs_remove_tree(j->build_dir);
+    }
     struct resources rs;
     probe_resources(res->out_dir, &rs);
-    char *archs_cmake = build_arch_join(&archs, ";");
-    char *dims_cmake = build_join_head_dims(dims, ndims, ";");
-    struct build_plan plan = {.cmake = cm.path,
-                              .kernels_dir = w->kernels_dir,
-                              .build_dir = build_dir,
-                              .out_dir = res->out_dir,
-                              .generator = cm.generator,
-                              .nvcc = tc.nvcc.path,
-                              .host_cxx = tc.host_cxx,
-                              .archs = archs_cmake,
-                              .head_dims = dims_cmake,
-                              .jobs =
-                                  o->jobs ? o->jobs : toolchain_jobs(rs.cores, rs.mem_avail_kb)};
+    j->archs_cmake = build_arch_join(&j->archs, ";");
+    j->dims_cmake = build_join_head_dims(j->dims, j->ndims, ";");
+    *plan = (struct build_plan){.cmake = j->cm.path,
+                                .kernels_dir = w->kernels_dir,
+                                .build_dir = j->build_dir,
+                                .out_dir = res->out_dir,
+                                .generator = j->cm.generator,
+                                .nvcc = j->tc.nvcc.path,
+                                .host_cxx = j->tc.host_cxx,
+                                .archs = j->archs_cmake,
+                                .head_dims = j->dims_cmake,
+                                .jobs = j->o->jobs ? j->o->jobs
+                                                   : toolchain_jobs(rs.cores, rs.mem_avail_kb)};
     resources_free(&rs);
-    w->jobs = plan.jobs;
-    drop_stale_cache(&plan, res);
-    char **configure = build_cmake_configure_argv(&plan);
+    w->jobs = plan->jobs;
+    drop_stale_cache(plan, res);
+    char **configure = build_cmake_configure_argv(plan);
     for (w->nflags = 0; configure[w->nflags]; w->nflags++)
         ;
     w->flags = configure; /* the record owns it now */
+}
 
-    /* The output goes to a log in the build tree while it runs, and becomes <out>/build.log
-     * only when it is the log of a real build (or of a failure): an interrupted build leaves
-     * the last one's log, and a build that compiled nothing does not hide it. */
+/* Nothing compiled or linked: the installed files are the last real build's, so its times,
+ * nvcc command and log stay; the inputs are the ones asked now. */
+static void keep_last_build(struct build_job *j)
+{
+    struct build_record *w = &j->res->rec, *prev = &j->prev;
+    w->cpu_seconds = prev->cpu_seconds;
+    w->wall_seconds = prev->wall_seconds;
+    w->jobs = prev->jobs;
+    w->finished_at = prev->finished_at;
+    w->nvcc_command = prev->nvcc_command;
+    w->have_ptxas = prev->have_ptxas;
+    w->ptxas = prev->ptxas;
+    prev->finished_at = prev->nvcc_command = NULL;
+    j->res->up_to_date = j->res->compiled_nothing = 1;
+    sb_addf(&j->res->notes,
+            "nothing needed compiling: the files are the ones built %s; its record and log are "
+            "kept\n",
+            w->finished_at ? w->finished_at : "before");
+    unlink(j->running_log);
+}
+
+/* A real build: its times, nvcc command, log and ptxas' register and spill reports (a summary
+ * in the record, the rest in the log). */
+static void record_new_build(struct build_job *j, double wall_seconds, int stream)
+{
+    struct build_record *w = &j->res->rec;
+    w->wall_seconds = wall_seconds;
+    w->finished_at = utc_now();
+    char *cc_path = fs_join(j->build_dir, "compile_commands.json");
+    char *cc_text = fs_read_file(cc_path, 16u << 20, NULL);
+    w->nvcc_command = cmake_first_cuda_command(cc_text);
+    free(cc_text);
+    free(cc_path);
+    if (!stream && rename(j->running_log, j->final_log) == 0)
+        j->res->log_path = xstrdup(j->final_log);
+    size_t log_len = 0;
+    char *log_text = stream ? NULL : fs_read_file(j->final_log, 64u << 20, &log_len);
+    w->have_ptxas = log_text && ptxas_summarize(log_text, log_len, &w->ptxas);
+    free(log_text);
+}
+
+/* The output goes to a log in the build tree while it runs, and becomes <out>/build.log only
+ * when it is the log of a real build (or of a failure): an interrupted build leaves the last
+ * one's log, and a build that compiled nothing does not hide it. */
+static int compile_and_record(struct build_job *j, const struct build_plan *plan)
+{
+    const struct build_opts *o = j->o;
+    struct build_outcome *res = j->res;
+    struct build_record *w = &res->rec;
     int stream = o->verbose && !o->json;
     int progress = !stream && !o->json && isatty(STDOUT_FILENO);
-    char *running_log = build_progress_log_path(res->out_dir);
-    char *final_log = fs_join(res->out_dir, "build.log");
-    fs_mkdir_p(build_dir, 0755);
-    unlink(running_log);
-    struct progress_tick tick = {"configure", running_log, wall_now(), out_width(stdout)};
-    struct step_io io = {stream, stream ? NULL : running_log, o->timeout_s * 1000,
+    j->running_log = build_progress_log_path(res->out_dir);
+    j->final_log = fs_join(res->out_dir, "build.log");
+    fs_mkdir_p(j->build_dir, 0755);
+    unlink(j->running_log);
+    struct progress_tick tick = {"configure", j->running_log, wall_now(), out_width(stdout)};
+    struct step_io io = {stream, stream ? NULL : j->running_log, o->timeout_s * 1000,
                          progress ? draw_progress : NULL, progress ? &tick : NULL};
     if (!o->json)
         printf("building %s (head dims %s) with nvcc %s, %s %s, %s -j%d: %s\n", w->archs,
                w->head_dims, w->nvcc_version, w->host_cxx_path, w->host_cxx_version, w->generator,
-               plan.jobs, res->reason);
+               plan->jobs, res->reason);
     fflush(stdout);
     double t0 = wall_now();
-    double products_before = build_products_newest(build_dir);
-    if (compile(&plan, &io, record_path, res, &w->cpu_seconds) == 0) {
-        int compiled = build_products_newest(build_dir) > products_before;
-        if (!compiled && have_prev) {
-            /* Nothing compiled or linked: the installed files are the last real build's, so
-             * its times, nvcc command and log stay; the inputs are the ones asked now. */
-            w->cpu_seconds = prev.cpu_seconds;
-            w->wall_seconds = prev.wall_seconds;
-            w->jobs = prev.jobs;
-            w->finished_at = prev.finished_at;
-            w->nvcc_command = prev.nvcc_command;
-            w->have_ptxas = prev.have_ptxas;
-            w->ptxas = prev.ptxas;
-            prev.finished_at = prev.nvcc_command = NULL;
-            res->up_to_date = res->compiled_nothing = 1;
-            sb_addf(&res->notes,
-                    "nothing needed compiling: the files are the ones built %s; its record and "
-                    "log are kept\n",
-                    w->finished_at ? w->finished_at : "before");
-            unlink(running_log);
-        } else {
-            w->wall_seconds = wall_now() - t0;
-            w->finished_at = utc_now();
-            char *cc_path = fs_join(build_dir, "compile_commands.json");
-            char *cc_text = fs_read_file(cc_path, 16u << 20, NULL);
-            w->nvcc_command = cmake_first_cuda_command(cc_text);
-            free(cc_text);
-            free(cc_path);
-            if (!stream && rename(running_log, final_log) == 0)
-                res->log_path = xstrdup(final_log);
-            /* ptxas' register and spill reports: a summary in the record, the rest in the log */
-            size_t log_len = 0;
-            char *log_text = stream ? NULL : fs_read_file(final_log, 64u << 20, &log_len);
-            w->have_ptxas = log_text && ptxas_summarize(log_text, log_len, &w->ptxas);
-            free(log_text);
-        }
-        char *json = build_record_to_json(w);
-        if (fs_write_file(record_path, json, strlen(json)) < 0)
-            sb_addf(&res->notes, "could not write %s: %m\n", record_path);
-        free(json);
-        rc = 0;
-    } else if (!stream && rename(running_log, final_log) == 0) {
+    double products_before = build_products_newest(j->build_dir);
+    if (compile(plan, &io, j->record_path, res, &w->cpu_seconds) < 0) {
         /* the failure's own output is what the next person needs to read */
-        res->log_path = xstrdup(final_log);
+        if (!stream && rename(j->running_log, j->final_log) == 0)
+            res->log_path = xstrdup(j->final_log);
+        return -1;
     }
-    if (have_prev)
-        build_record_free(&prev);
-    free(running_log);
-    free(final_log);
-    free(archs_cmake);
-    free(dims_cmake);
-    free(build_dir);
-    free(record_path);
-done:
-    if (lock_fd >= 0)
-        close(lock_fd);
-    cmake_info_free(&cm);
-    toolchain_free(&tc);
-    free(kernels);
+    int compiled = build_products_newest(j->build_dir) > products_before;
+    if (!compiled && j->have_prev)
+        keep_last_build(j);
+    else
+        record_new_build(j, wall_now() - t0, stream);
+    char *json = build_record_to_json(w);
+    if (fs_write_file(j->record_path, json, strlen(json)) < 0)
+        sb_addf(&res->notes, "could not write %s: %m\n", j->record_path);
+    free(json);
+    return 0;
+}
+
+int build_run(const struct build_opts *o, struct build_outcome *res)
+{
+    struct build_job job = {.o = o, .res = res, .lock_fd = -1};
+    res->out_dir = build_out_dir(o->out);
+    int rc = -1;
+    if (find_kernels(&job) == 0 && choose_archs(&job) == 0 && choose_tools(&job) == 0 &&
+        describe_inputs(&job) == 0 && lock_out_dir(&job) == 0) {
+        struct build_plan plan;
+        if (up_to_date(&job))
+            rc = 0;
+        else {
+            make_plan(&job, &plan);
+            rc = compile_and_record(&job, &plan);
+        }
+    }
+    build_job_free(&job);
     return rc;
 }
 

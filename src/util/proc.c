@@ -156,6 +156,61 @@ static void drain(struct capture *c)
     }
 }
 
+/* Waits at most wait_ms for output on the open pipes and reads what came. The number of pipes
+ * that were open (0: none, nothing waited for), or -1 when poll failed. */
+static int poll_captures(struct capture *cap, int ncap, long wait_ms)
+{
+    struct pollfd pfd[2];
+    int n = 0;
+    for (int i = 0; i < ncap; i++)
+        if (cap[i].fd >= 0) {
+            pfd[n].fd = cap[i].fd;
+            pfd[n].events = POLLIN;
+            n++;
+        }
+    if (n == 0)
+        return 0;
+    int r = poll(pfd, (nfds_t)n, (int)wait_ms);
+    if (r < 0 && errno != EINTR)
+        return -1;
+    for (int i = 0, k = 0; i < ncap; i++) {
+        if (cap[i].fd < 0)
+            continue;
+        if (r > 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+            drain(&cap[i]);
+        k++;
+    }
+    return n;
+}
+
+/* After the watch: the child reaped (its group killed first on a timeout), what is left of the
+ * group swept, the pipes closed, and how it ended into res. */
+static void reap(pid_t pid, int status, int reaped, struct capture *cap, int ncap,
+                 struct proc_result *res, long start)
+{
+    if (!reaped) {
+        if (res->timed_out) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (res->timed_out || res->interrupted || pending_signal)
+        sweep_group(pid);
+    for (int i = 0; i < ncap; i++)
+        if (cap[i].fd >= 0)
+            close(cap[i].fd);
+    if (WIFEXITED(status)) {
+        res->exited = !res->timed_out;
+        res->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        res->signaled = 1;
+        res->term_signal = WTERMSIG(status);
+    }
+    res->elapsed_ms = now_ms() - start;
+}
+
 /* The shared parent side: read both pipes until EOF or the deadline, then reap the child
  * (killing its whole process group on timeout so grandchildren such as cicc die too). */
 static void supervise(pid_t pid, struct capture *cap, int ncap, const struct proc_opts *o,
@@ -183,14 +238,6 @@ static void supervise(pid_t pid, struct capture *cap, int ncap, const struct pro
             kill(pid, SIGKILL);
             kill_at = 0;
         }
-        struct pollfd pfd[2];
-        int n = 0;
-        for (int i = 0; i < ncap; i++)
-            if (cap[i].fd >= 0) {
-                pfd[n].fd = cap[i].fd;
-                pfd[n].events = POLLIN;
-                n++;
-            }
         long left = deadline - now_ms();
         if (left <= 0) {
             res->timed_out = 1;
@@ -198,66 +245,134 @@ static void supervise(pid_t pid, struct capture *cap, int ncap, const struct pro
         }
         if (kill_at && kill_at - now_ms() < left)
             left = kill_at - now_ms() > 0 ? kill_at - now_ms() : 1;
-        if (n == 0) {
+        int nopen = poll_captures(cap, ncap, left > 200 ? 200 : left);
+        if (nopen < 0)
+            break;
+        if (nopen == 0) {
             /* Pipes closed (or never captured): wait for the exit, still bounded. */
-            pid_t w = waitpid(pid, &status, WNOHANG);
-            if (w == pid) {
+            if (waitpid(pid, &status, WNOHANG) == pid) {
                 reaped = 1;
                 break;
             }
             struct timespec ts = {0, 5 * 1000 * 1000};
             nanosleep(&ts, NULL);
+        }
+    }
+    reap(pid, status, reaped, cap, ncap, res, start);
+}
+
+/* The pipes of one spawn: the child's stdout and stderr (none with inherit_stdio; stderr goes
+ * into stdout's with merge_stderr), and one that carries errno back when exec fails. */
+struct spawn_pipes {
+    int out[2], err[2], exec[2];
+    int inherit, merge;
+};
+
+static int open_pipes(struct spawn_pipes *p)
+{
+    if (!p->inherit && (pipe(p->out) < 0 || (!p->merge && pipe(p->err) < 0)))
+        return -1;
+    if (pipe(p->exec) < 0)
+        return -1;
+    fcntl(p->exec[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+}
+
+static void close_pipes(struct spawn_pipes *p)
+{
+    for (int i = 0; i < 2; i++) {
+        if (p->out[i] >= 0)
+            close(p->out[i]);
+        if (p->err[i] >= 0)
+            close(p->err[i]);
+        if (p->exec[i] >= 0)
+            close(p->exec[i]);
+    }
+}
+
+/* The child failed before running anything: errno goes to the parent through the exec pipe. */
+_Noreturn static void child_fail(const struct spawn_pipes *p)
+{
+    int e = errno;
+    if (write(p->exec[1], &e, sizeof e) < 0) {
+    }
+    _exit(127);
+}
+
+/* In the forked child: its own process group, the dispositions sagebuild had, stdin from
+ * /dev/null, stdout and stderr into the pipes, then fn or argv. */
+_Noreturn static void run_child(const char *const argv[], proc_child_fn fn, void *arg,
+                                const struct proc_opts *o, const struct spawn_pipes *p,
+                                const sigset_t *old_mask)
+{
+    setpgid(0, 0);
+    if (live_count > 0) /* another child is live: ours is installed, the child gets back
+                           what sagebuild had before */
+        for (int i = 0; i < NFORWARDED; i++)
+            sigaction(forwarded_signals[i], &saved_actions[i], NULL);
+    pthread_sigmask(SIG_SETMASK, old_mask, NULL);
+    close(p->exec[0]);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        close(devnull);
+    }
+    if (!p->inherit) {
+        dup2(p->out[1], 1);
+        dup2(p->merge ? p->out[1] : p->err[1], 2);
+        close(p->out[0]);
+        close(p->out[1]);
+        if (!p->merge) {
+            close(p->err[0]);
+            close(p->err[1]);
+        }
+    }
+    if (o && o->cwd && chdir(o->cwd) < 0)
+        child_fail(p);
+    if (o)
+        apply_env(o->env_set);
+    if (fn) {
+        close(p->exec[1]);
+        /* A crash in the probe must kill the child plainly, whatever handlers the parent
+         * (a test harness, a sanitizer) installed, so the parent sees the signal. */
+        const int crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE};
+        for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+            signal(crash_signals[i], SIG_DFL);
+        _exit(fn(arg, 1) & 0xff);
+    }
+    execvp(argv[0], (char *const *)argv);
+    child_fail(p);
+}
+
+/* In the parent: the read ends of the child's output pipes, as captures. Their number. */
+static int open_captures(struct spawn_pipes *p, struct capture cap[2], size_t limit)
+{
+    if (p->inherit)
+        return 0;
+    int ncap = 0;
+    int *ends[2] = {p->out, p->merge ? NULL : p->err};
+    for (int i = 0; i < 2; i++) {
+        if (!ends[i])
             continue;
-        }
-        int r = poll(pfd, (nfds_t)n, (int)(left > 200 ? 200 : left));
-        if (r < 0 && errno != EINTR)
-            break;
-        for (int i = 0, k = 0; i < ncap; i++) {
-            if (cap[i].fd < 0)
-                continue;
-            if (r > 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-                drain(&cap[i]);
-            k++;
-        }
+        close(ends[i][1]);
+        cap[ncap].fd = ends[i][0];
+        cap[ncap].buf = (struct strbuf)STRBUF_INIT;
+        cap[ncap].limit = limit;
+        ncap++;
     }
-    if (!reaped) {
-        if (res->timed_out) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-        }
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-    }
-    if (res->timed_out || res->interrupted || pending_signal)
-        sweep_group(pid);
-    for (int i = 0; i < ncap; i++)
-        if (cap[i].fd >= 0)
-            close(cap[i].fd);
-    if (WIFEXITED(status)) {
-        res->exited = !res->timed_out;
-        res->exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        res->signaled = 1;
-        res->term_signal = WTERMSIG(status);
-    }
-    res->elapsed_ms = now_ms() - start;
+    return ncap;
 }
 
 static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const struct proc_opts *o,
                  struct proc_result *res)
 {
     memset(res, 0, sizeof *res);
-    int inherit = o && o->inherit_stdio;
-    int merge = o && o->merge_stderr;
+    struct spawn_pipes p = {
+        {-1, -1}, {-1, -1}, {-1, -1}, o && o->inherit_stdio, o && o->merge_stderr};
     size_t limit = o && o->max_output ? o->max_output : PROC_DEFAULT_MAX_OUTPUT;
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, execp[2] = {-1, -1};
     long start = now_ms();
-
-    if (!inherit && (pipe(outp) < 0 || (!merge && pipe(errp) < 0)))
+    if (open_pipes(&p) < 0)
         goto fail;
-    if (pipe(execp) < 0)
-        goto fail;
-    fcntl(execp[1], F_SETFD, FD_CLOEXEC);
 
     fflush(stdout);
     fflush(stderr);
@@ -269,88 +384,26 @@ static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const st
         pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
         goto fail;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (live_count > 0) /* another child is live: ours is installed, the child gets back
-                               what sagebuild had before */
-            for (int i = 0; i < NFORWARDED; i++)
-                sigaction(forwarded_signals[i], &saved_actions[i], NULL);
-        pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-        close(execp[0]);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            close(devnull);
-        }
-        if (!inherit) {
-            dup2(outp[1], 1);
-            dup2(merge ? outp[1] : errp[1], 2);
-            close(outp[0]);
-            close(outp[1]);
-            if (!merge) {
-                close(errp[0]);
-                close(errp[1]);
-            }
-        }
-        if (o && o->cwd && chdir(o->cwd) < 0) {
-            int e = errno;
-            if (write(execp[1], &e, sizeof e) < 0) {
-            }
-            _exit(127);
-        }
-        if (o)
-            apply_env(o->env_set);
-        if (fn) {
-            close(execp[1]);
-            /* A crash in the probe must kill the child plainly, whatever handlers the parent
-             * (a test harness, a sanitizer) installed, so the parent sees the signal. */
-            const int crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE};
-            for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
-                signal(crash_signals[i], SIG_DFL);
-            _exit(fn(arg, 1) & 0xff);
-        }
-        execvp(argv[0], (char *const *)argv);
-        int e = errno;
-        if (write(execp[1], &e, sizeof e) < 0) {
-        }
-        _exit(127);
-    }
+    if (pid == 0)
+        run_child(argv, fn, arg, o, &p, &old_mask);
     setpgid(pid, pid); /* also here, so the group exists before any kill(-pid) */
     track_child(pid);
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    close(execp[1]);
-    execp[1] = -1;
+    close(p.exec[1]);
     int child_errno = 0;
     ssize_t got;
-    while ((got = read(execp[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
+    while ((got = read(p.exec[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
         ;
-    close(execp[0]);
-    execp[0] = -1;
+    close(p.exec[0]);
 
     struct capture cap[2];
-    int ncap = 0;
-    if (!inherit) {
-        close(outp[1]);
-        cap[ncap].fd = outp[0];
-        cap[ncap].buf = (struct strbuf)STRBUF_INIT;
-        cap[ncap].limit = limit;
-        ncap++;
-        if (!merge) {
-            close(errp[1]);
-            cap[ncap].fd = errp[0];
-            cap[ncap].buf = (struct strbuf)STRBUF_INIT;
-            cap[ncap].limit = limit;
-            ncap++;
-        }
-    }
+    int ncap = open_captures(&p, cap, limit);
     supervise(pid, cap, ncap, o, res, start);
     untrack_child(pid);
-    if (got == (ssize_t)sizeof child_errno) {
-        res->started = 0;
+    res->started = got != (ssize_t)sizeof child_errno;
+    if (!res->started) {
         res->spawn_errno = child_errno;
         res->exited = 0;
-    } else {
-        res->started = 1;
     }
     res->out = ncap > 0 ? sb_detach(&cap[0].buf) : xstrdup("");
     res->out_len = strlen(res->out);
@@ -360,14 +413,7 @@ static int spawn(const char *const argv[], proc_child_fn fn, void *arg, const st
 
 fail:
     res->spawn_errno = errno;
-    for (int i = 0; i < 2; i++) {
-        if (outp[i] >= 0)
-            close(outp[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
-        if (execp[i] >= 0)
-            close(execp[i]);
-    }
+    close_pipes(&p);
     res->out = xstrdup("");
     res->err = xstrdup("");
     return -1;

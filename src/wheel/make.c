@@ -41,31 +41,64 @@ static int fail(struct wheel_made *m, char *error, char *fix)
     return -1;
 }
 
-int wheel_make(const char *build_dir, const char *out_dir, struct wheel_made *m)
+/* <build>/recommendation.json goes in only when it was written for this very library. */
+static void add_recommendation(struct wheel_files *files, const char *build_dir,
+                               struct wheel_made *m)
 {
-    memset(m, 0, sizeof *m);
-    char *lib = fs_join(build_dir, "lib/libsageattn.so");
-    char *rec_path = fs_join(build_dir, BUILD_RECORD_NAME);
     char *recommend_path = fs_join(build_dir, "recommendation.json");
-    char *rec_text = NULL, *err = NULL, *machine = NULL;
-    struct wheel_files files = {0};
-    struct build_record rec;
-    int have_rec = 0, rc = -1;
+    char *recommend = fs_read_file(recommend_path, RECORD_MAX, NULL);
+    if (recommend) {
+        char *why = NULL;
+        if (wheel_recommendation_fits(recommend, m->library_sha256, &why) == 1) {
+            wheel_files_add_buffer(files, WHEEL_DIST_NAME "/_lib/recommendation.json", recommend,
+                                   strlen(recommend), 0);
+            recommend = NULL;
+            m->recommendation = 1;
+        } else {
+            m->note = xasprintf("%s left out: %s (run `sagebuild selftest --build %s` on the "
+                                "machine with the GPU to write a fresh one)",
+                                recommend_path, why, build_dir);
+        }
+        free(why);
+        free(recommend);
+    }
+    free(recommend_path);
+}
 
-    if (!fs_is_file(lib) || !(rec_text = fs_read_file(rec_path, RECORD_MAX, NULL))) {
+/* The finished build's record: its text (for the wheel) and its fields. 0, or -1 with m's
+ * error set. */
+static int read_build_record(const char *build_dir, const char *lib, char **rec_text,
+                             struct build_record *rec, struct wheel_made *m)
+{
+    char *rec_path = fs_join(build_dir, BUILD_RECORD_NAME);
+    int rc = -1;
+    if (!fs_is_file(lib) || !(*rec_text = fs_read_file(rec_path, RECORD_MAX, NULL)))
         fail(m,
              xasprintf("%s holds no finished build (%s)", build_dir,
                        fs_is_file(lib) ? "no readable build-record.json" : "no lib/libsageattn.so"),
              xasprintf("sagebuild build --arch sm_120a --out %s   (or give the archs to this "
                        "command with --arch)",
                        build_dir));
-        goto done;
-    }
-    if (build_record_from_json(rec_text, &rec) < 0) {
+    else if (build_record_from_json(*rec_text, rec) < 0)
         fail(m, xasprintf("%s is not a build record this sagebuild reads", rec_path),
              xasprintf("sagebuild build --force --arch ... --out %s", build_dir));
+    else
+        rc = 0;
+    free(rec_path);
+    return rc;
+}
+
+int wheel_make(const char *build_dir, const char *out_dir, struct wheel_made *m)
+{
+    memset(m, 0, sizeof *m);
+    char *lib = fs_join(build_dir, "lib/libsageattn.so");
+    char *rec_text = NULL, *err = NULL, *machine = NULL;
+    struct wheel_files files = {0};
+    struct build_record rec;
+    int have_rec = 0, rc = -1;
+
+    if (read_build_record(build_dir, lib, &rec_text, &rec, m) < 0)
         goto done;
-    }
     have_rec = 1;
     m->archs = rec.archs ? xstrdup(rec.archs) : NULL;
     if (!(m->package_dir = wheel_find_package_dir())) {
@@ -87,22 +120,7 @@ int wheel_make(const char *build_dir, const char *out_dir, struct wheel_made *m)
     m->library_sha256 =
         xstrdup(wheel_files_find(&files, WHEEL_DIST_NAME "/_lib/libsageattn.so")->sha256);
 
-    char *recommend = fs_read_file(recommend_path, RECORD_MAX, NULL);
-    if (recommend) {
-        char *why = NULL;
-        if (wheel_recommendation_fits(recommend, m->library_sha256, &why) == 1) {
-            wheel_files_add_buffer(&files, WHEEL_DIST_NAME "/_lib/recommendation.json", recommend,
-                                   strlen(recommend), 0);
-            recommend = NULL;
-            m->recommendation = 1;
-        } else {
-            m->note = xasprintf("%s left out: %s (run `sagebuild selftest --build %s` on the "
-                                "machine with the GPU to write a fresh one)",
-                                recommend_path, why, build_dir);
-        }
-        free(why);
-        free(recommend);
-    }
+    add_recommendation(&files, build_dir, m);
 
     m->version = wheel_version(SAGEBUILD_VERSION);
     machine = wheel_machine();
@@ -122,8 +140,6 @@ done:
     free(machine);
     free(rec_text);
     free(lib);
-    free(rec_path);
-    free(recommend_path);
     return rc;
 }
 
