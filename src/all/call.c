@@ -1,4 +1,5 @@
 #include "all/call.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -65,37 +66,25 @@ const char all_call_script[] =
     "        rec['error'] = ('%s: %s' % (type(e).__name__, e)).replace('\\n', ' ')[:600]\n"
     "    out(rec)\n";
 
-static char *str_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
-}
-
-static double num_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 static void read_gpu(const cJSON *o, struct call_gpu *g)
 {
     memset(g, 0, sizeof *g);
-    g->index = (int)num_of(o, "gpu");
-    g->name = str_of(o, "name");
-    g->cc = str_of(o, "cc");
-    g->error = str_of(o, "error");
+    g->index = (int)json_num(o, "gpu");
+    g->name = json_strdup(o, "name");
+    g->cc = json_strdup(o, "cc");
+    g->error = json_strdup(o, "error");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(o, "shape");
     int *dims[4] = {&g->b, &g->h, &g->l, &g->d};
     for (int i = 0; i < 4 && cJSON_GetArraySize(shape) == 4; i++) {
         const cJSON *x = cJSON_GetArrayItem(shape, i);
         *dims[i] = cJSON_IsNumber(x) ? x->valueint : 0;
     }
-    g->sage_ms = num_of(o, "sage_ms");
-    g->sdpa_ms = num_of(o, "sdpa_ms");
-    g->sage_cos = num_of(o, "sage_cos");
-    g->sage_rel_l1 = num_of(o, "sage_rel_l1");
-    g->sdpa_cos = num_of(o, "sdpa_cos");
-    g->sdpa_rel_l1 = num_of(o, "sdpa_rel_l1");
+    g->sage_ms = json_num(o, "sage_ms");
+    g->sdpa_ms = json_num(o, "sdpa_ms");
+    g->sage_cos = json_num(o, "sage_cos");
+    g->sage_rel_l1 = json_num(o, "sage_rel_l1");
+    g->sdpa_cos = json_num(o, "sdpa_cos");
+    g->sdpa_rel_l1 = json_num(o, "sdpa_rel_l1");
     g->finite = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "finite"));
 }
 
@@ -111,16 +100,16 @@ int all_parse_call(const char *text, struct call_report *out, char **error)
         if (cJSON_IsObject(o)) {
             if (cJSON_GetObjectItemCaseSensitive(o, "import_error")) {
                 free(out->import_error);
-                out->import_error = str_of(o, "import_error");
+                out->import_error = json_strdup(o, "import_error");
                 ours = 1;
             } else if (cJSON_GetObjectItemCaseSensitive(o, "skipped")) {
                 free(out->skipped);
-                out->skipped = str_of(o, "skipped");
+                out->skipped = json_strdup(o, "skipped");
                 ours = 1;
             } else if (cJSON_GetObjectItemCaseSensitive(o, "version") &&
                        !cJSON_GetObjectItemCaseSensitive(o, "gpu")) {
                 free(out->version);
-                out->version = str_of(o, "version");
+                out->version = json_strdup(o, "version");
                 ours = 1;
             } else if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "gpu")) &&
                        out->ngpus < CALL_MAX_GPUS) {

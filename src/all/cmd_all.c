@@ -8,6 +8,7 @@
 #include "kernel_build/gpus.h"
 #include "kernel_build/progress.h"
 #include "kernel_build/run.h"
+#include "util/json.h"
 #include "cmd.h"
 #include "util/fs.h"
 #include "util/opt.h"
@@ -769,10 +770,9 @@ static void print_json(struct run *r)
         cJSON_AddStringToObject(root, "stopped_at", stopped_at);
     else
         cJSON_AddNullToObject(root, "stopped_at");
-    char *text = cJSON_Print(root);
-    printf("%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(root);
+    char *text = json_text(root);
+    fputs(text, stdout);
+    free(text);
 }
 
 /* Which archs to build: decided first, so a machine without a GPU stops before any download.

@@ -1,5 +1,6 @@
 #include "doctor/report.h"
 #include "cmd.h"
+#include "util/json.h"
 #include "util/plural.h"
 #include "util/stage_result.h"
 #include "util/strbuf.h"
@@ -97,7 +98,7 @@ static void add_stage_result(cJSON *root, const struct check_def *const *defs,
         cJSON_AddStringToObject(f, "id", defs[i]->id);
         cJSON_AddStringToObject(f, "status", check_status_name(r->status));
         cJSON_AddStringToObject(f, "summary", r->summary ? r->summary : "");
-        cJSON_AddItemToObject(f, "fix", stage_str_or_null(r->fix));
+        cJSON_AddItemToObject(f, "fix", json_str_or_null(r->fix));
         cJSON_AddItemToArray(findings, f);
     }
     char *summary = xasprintf("%d ok, %d %s, %d %s, %d skipped", c->ok, c->warn,

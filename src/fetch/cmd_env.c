@@ -1,4 +1,5 @@
 /* sagebuild env: the shell lines that point torch extension builds at a fetched toolkit. */
+#include "util/json.h"
 #include "cmd.h"
 #include "env_toolkit.h"
 #include "fetch/engine/lockfile.h"
@@ -151,10 +152,9 @@ static void print_env_json(const struct env_values *ev, const char *found_by, co
     cJSON_AddNumberToObject(doc, "gcc_max", hc->gcc_max);
     if (hc->note)
         cJSON_AddStringToObject(doc, "host_compiler_note", hc->note);
-    char *text = cJSON_Print(doc);
-    printf("%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(doc);
+    char *text = json_text(doc);
+    fputs(text, stdout);
+    free(text);
 }
 
 /* The lines (or with --json the values) for the toolkit at prefix. The exit status: 1 when no

@@ -1,5 +1,6 @@
 /* sagebuild fetch-cuda: the minimal CUDA toolkit matching torch, from any mirror, verified and
  * installed atomically. Option handling and output here; the work is in engine/pipeline.c. */
+#include "util/json.h"
 #include "cmd.h"
 #include "fetch/engine/pipeline.h"
 #include "fetch/sources/catalog.h"
@@ -324,10 +325,9 @@ static cJSON *plan_json(const struct fetch_plan *plan, const char *prefix,
 
 static void emit_json(cJSON *doc)
 {
-    char *text = cJSON_Print(doc);
-    printf("%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(doc);
+    char *text = json_text(doc);
+    fputs(text, stdout);
+    free(text);
 }
 
 static void emit_error_json(const char *error, const char *fix, const char *release,

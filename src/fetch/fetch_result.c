@@ -1,5 +1,6 @@
 #include "fetch_result.h"
 
+#include "util/json.h"
 #include "util/stage_result.h"
 #include "util/strbuf.h"
 
@@ -22,10 +23,10 @@ void fetch_result_add(cJSON *doc, const struct fetch_result_facts *f)
 {
     int installed = !f->error && (!strcmp(f->state, "installed") || !strcmp(f->state, "unchanged"));
     cJSON *payload = cJSON_CreateObject();
-    cJSON_AddItemToObject(payload, "prefix", stage_str_or_null(installed ? f->prefix : NULL));
-    cJSON_AddItemToObject(payload, "release", stage_str_or_null(f->release));
-    cJSON_AddItemToObject(payload, "source", stage_str_or_null(f->source));
-    cJSON_AddItemToObject(payload, "postcheck", stage_str_or_null(f->postcheck));
+    cJSON_AddItemToObject(payload, "prefix", json_str_or_null(installed ? f->prefix : NULL));
+    cJSON_AddItemToObject(payload, "release", json_str_or_null(f->release));
+    cJSON_AddItemToObject(payload, "source", json_str_or_null(f->source));
+    cJSON_AddItemToObject(payload, "postcheck", json_str_or_null(f->postcheck));
     char *summary = summary_of(f);
     stage_result_add(doc, "fetch-cuda", f->exit_code, summary, f->fix, payload);
     free(summary);

@@ -5,6 +5,7 @@
 #include "kernel_build/api.h"
 #include "kernel_build/arch.h"
 #include "kernel_build/record.h"
+#include "util/json.h"
 #include "cmd.h"
 #include "install/decide.h"
 #include "probe/gpu.h"
@@ -465,11 +466,6 @@ static int verify_import(struct install_run *r)
     return rc;
 }
 
-static cJSON *str_or_null(const char *s)
-{
-    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
 static cJSON *parsed_or_null(const char *text)
 {
     cJSON *j = text ? cJSON_Parse(text) : NULL;
@@ -480,13 +476,14 @@ static cJSON *parsed_or_null(const char *text)
 static void add_stage_result(cJSON *root, const struct install_run *r)
 {
     cJSON *payload = cJSON_CreateObject();
-    cJSON_AddItemToObject(payload, "python", str_or_null(r->o->python));
-    cJSON_AddItemToObject(payload, "version", str_or_null(r->made.w.path ? r->made.version : NULL));
+    cJSON_AddItemToObject(payload, "python", json_str_or_null(r->o->python));
+    cJSON_AddItemToObject(payload, "version",
+                          json_str_or_null(r->made.w.path ? r->made.version : NULL));
     cJSON *rep = cJSON_CreateNull();
     if (r->replaced != REPLACE_NOTHING) {
         cJSON_Delete(rep);
         rep = cJSON_CreateObject();
-        cJSON_AddItemToObject(rep, "version", str_or_null(r->py.sage_version));
+        cJSON_AddItemToObject(rep, "version", json_str_or_null(r->py.sage_version));
         cJSON_AddBoolToObject(rep, "ours", r->replaced == REPLACE_OURS);
     }
     cJSON_AddItemToObject(payload, "replaced", rep);
@@ -511,13 +508,13 @@ static void print_json(struct install_run *r)
     cJSON_AddNumberToObject(root, "exit_code", r->exit_code);
     cJSON *py = cJSON_AddObjectToObject(root, "python");
     cJSON_AddStringToObject(py, "path", r->o->python);
-    cJSON_AddItemToObject(py, "version", str_or_null(r->py.version));
-    cJSON_AddItemToObject(py, "executable", str_or_null(r->py.executable));
-    cJSON_AddItemToObject(py, "machine", str_or_null(r->py.machine));
-    cJSON_AddItemToObject(py, "pip", str_or_null(r->py.pip));
-    cJSON_AddItemToObject(py, "torch", str_or_null(r->py.torch));
-    cJSON_AddItemToObject(root, "build_dir", str_or_null(r->build_dir));
-    cJSON_AddItemToObject(root, "build_summary", str_or_null(r->build_note));
+    cJSON_AddItemToObject(py, "version", json_str_or_null(r->py.version));
+    cJSON_AddItemToObject(py, "executable", json_str_or_null(r->py.executable));
+    cJSON_AddItemToObject(py, "machine", json_str_or_null(r->py.machine));
+    cJSON_AddItemToObject(py, "pip", json_str_or_null(r->py.pip));
+    cJSON_AddItemToObject(py, "torch", json_str_or_null(r->py.torch));
+    cJSON_AddItemToObject(root, "build_dir", json_str_or_null(r->build_dir));
+    cJSON_AddItemToObject(root, "build_summary", json_str_or_null(r->build_note));
     cJSON_AddItemToObject(root, "build", parsed_or_null(r->build_json));
     cJSON_AddItemToObject(root, "selftest", parsed_or_null(r->selftest_json));
     if (r->made.w.path) {
@@ -525,7 +522,7 @@ static void print_json(struct install_run *r)
         cJSON_AddStringToObject(w, "name", r->made.w.name);
         cJSON_AddStringToObject(w, "version", r->made.version);
         cJSON_AddStringToObject(w, "sha256", r->made.w.sha256);
-        cJSON_AddItemToObject(w, "archs", str_or_null(r->made.archs));
+        cJSON_AddItemToObject(w, "archs", json_str_or_null(r->made.archs));
         cJSON_AddBoolToObject(w, "recommendation", r->made.recommendation);
     } else {
         cJSON_AddNullToObject(root, "wheel");
@@ -534,7 +531,7 @@ static void print_json(struct install_run *r)
         cJSON *rep = cJSON_AddObjectToObject(root, "replaced");
         cJSON_AddStringToObject(rep, "version", r->py.sage_version);
         cJSON_AddBoolToObject(rep, "ours", r->replaced == REPLACE_OURS);
-        cJSON_AddItemToObject(rep, "location", str_or_null(r->py.sage_location));
+        cJSON_AddItemToObject(rep, "location", json_str_or_null(r->py.sage_location));
     } else {
         cJSON_AddNullToObject(root, "replaced");
     }
@@ -557,16 +554,15 @@ static void print_json(struct install_run *r)
     if (r->error) {
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "summary", r->error);
-        cJSON_AddItemToObject(e, "fix", str_or_null(r->fix));
-        cJSON_AddItemToObject(e, "pip_output", str_or_null(r->pip_tail));
+        cJSON_AddItemToObject(e, "fix", json_str_or_null(r->fix));
+        cJSON_AddItemToObject(e, "pip_output", json_str_or_null(r->pip_tail));
     } else {
         cJSON_AddNullToObject(root, "error");
     }
     add_stage_result(root, r);
-    char *text = cJSON_Print(root);
-    printf("%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(root);
+    char *text = json_text(root);
+    fputs(text, stdout);
+    free(text);
 }
 
 static void run_install(struct install_run *r)

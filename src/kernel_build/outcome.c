@@ -1,5 +1,6 @@
 #include "outcome.h"
 
+#include "util/json.h"
 #include "util/stage_result.h"
 
 #include <cJSON.h>
@@ -21,13 +22,13 @@ static void add_stage_result(cJSON *root, const struct build_outcome *o)
     const char *archs = o->have_rec ? o->rec.archs : NULL;
     double cpu = o->have_rec ? o->rec.cpu_seconds : 0;
     cJSON *payload = cJSON_CreateObject();
-    cJSON_AddItemToObject(payload, "out", stage_str_or_null(o->out_dir));
-    cJSON_AddItemToObject(payload, "archs", stage_str_or_null(archs));
+    cJSON_AddItemToObject(payload, "out", json_str_or_null(o->out_dir));
+    cJSON_AddItemToObject(payload, "archs", json_str_or_null(archs));
     cJSON_AddBoolToObject(payload, "up_to_date", o->up_to_date);
     cJSON_AddBoolToObject(payload, "compiled", !o->error && !o->up_to_date);
     cJSON_AddNumberToObject(payload, "cpu_seconds", cpu);
-    cJSON_AddItemToObject(payload, "log", stage_str_or_null(o->error ? o->log_path : NULL));
-    cJSON_AddItemToObject(payload, "log_tail", stage_str_or_null(o->error ? o->log_tail : NULL));
+    cJSON_AddItemToObject(payload, "log", json_str_or_null(o->error ? o->log_path : NULL));
+    cJSON_AddItemToObject(payload, "log_tail", json_str_or_null(o->error ? o->log_tail : NULL));
     const char *where = o->out_dir ? o->out_dir : ".", *what = archs ? archs : "?";
     char *summary = o->error        ? xstrdup(o->error)
                     : o->up_to_date ? xasprintf("%s in %s: up to date, no work done", what, where)
@@ -45,8 +46,8 @@ char *build_outcome_json(const struct build_outcome *o)
     cJSON_AddNumberToObject(root, "exit_code", o->exit_code);
     cJSON_AddBoolToObject(root, "up_to_date", o->up_to_date);
     cJSON_AddBoolToObject(root, "compiled", !o->error && !o->up_to_date);
-    cJSON_AddItemToObject(root, "reason", stage_str_or_null(o->reason));
-    cJSON_AddItemToObject(root, "out", stage_str_or_null(o->out_dir));
+    cJSON_AddItemToObject(root, "reason", json_str_or_null(o->reason));
+    cJSON_AddItemToObject(root, "out", json_str_or_null(o->out_dir));
     cJSON *notes = cJSON_AddArrayToObject(root, "notes");
     const char *p = sb_str(&o->notes);
     while (*p) {
@@ -66,18 +67,14 @@ char *build_outcome_json(const struct build_outcome *o)
     if (o->error) {
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "summary", o->error);
-        cJSON_AddItemToObject(e, "fix", stage_str_or_null(o->fix));
-        cJSON_AddItemToObject(e, "log", stage_str_or_null(o->log_path));
-        cJSON_AddItemToObject(e, "log_tail", stage_str_or_null(o->log_tail));
+        cJSON_AddItemToObject(e, "fix", json_str_or_null(o->fix));
+        cJSON_AddItemToObject(e, "log", json_str_or_null(o->log_path));
+        cJSON_AddItemToObject(e, "log_tail", json_str_or_null(o->log_tail));
     } else {
         cJSON_AddNullToObject(root, "error");
     }
     add_stage_result(root, o);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    char *out = xasprintf("%s\n", text);
-    cJSON_free(text);
-    return out;
+    return json_text(root);
 }
 
 void build_outcome_print(const struct build_outcome *o, FILE *f, const struct out_style *st)

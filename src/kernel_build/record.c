@@ -1,4 +1,5 @@
 #include "record.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -93,11 +94,7 @@ char *build_record_to_json(const struct build_record *r)
     } else {
         cJSON_AddNullToObject(root, "ptxas");
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    char *out = xasprintf("%s\n", text);
-    cJSON_free(text);
-    return out;
+    return json_text(root);
 }
 
 int build_record_from_json(const char *text, struct build_record *r)
@@ -117,14 +114,7 @@ int build_record_from_json(const char *text, struct build_record *r)
             *field_ptr(r, &fields[i]) = xstrdup(v->valuestring);
     }
     cJSON *flags = cJSON_GetObjectItemCaseSensitive(root, "flags");
-    int n = cJSON_IsArray(flags) ? cJSON_GetArraySize(flags) : 0;
-    r->flags = xcalloc((size_t)n + 1, sizeof *r->flags);
-    cJSON *f;
-    cJSON_ArrayForEach(f, flags)
-    {
-        if (cJSON_IsString(f))
-            r->flags[r->nflags++] = xstrdup(f->valuestring);
-    }
+    r->flags = json_string_list(flags, &r->nflags);
     cJSON *jobs = cJSON_GetObjectItemCaseSensitive(root, "jobs");
     if (cJSON_IsNumber(jobs))
         r->jobs = jobs->valueint;

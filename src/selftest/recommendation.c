@@ -1,18 +1,11 @@
 #include "selftest/recommendation.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void add_str_or_null(cJSON *o, const char *key, const char *v)
-{
-    if (v)
-        cJSON_AddStringToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
 
 /* Positive figures to `scale` (10: one decimal), without libm, which the CLI does not link. */
 static double rounded(double v, double scale)
@@ -32,12 +25,12 @@ static cJSON *gpu_entry(const struct st_device *d)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", d->index);
-    add_str_or_null(o, "name", d->name);
-    add_str_or_null(o, "cc", d->cc);
-    add_str_or_null(o, "uuid", d->uuid);
+    json_add_str_or_null(o, "name", d->name);
+    json_add_str_or_null(o, "cc", d->cc);
+    json_add_str_or_null(o, "uuid", d->uuid);
     cJSON_AddStringToObject(o, "mode", d->rec.mode);
-    add_str_or_null(o, "runner_up", d->rec.runner_up);
-    add_str_or_null(o, "reason", d->rec.reason);
+    json_add_str_or_null(o, "runner_up", d->rec.runner_up);
+    json_add_str_or_null(o, "reason", d->rec.reason);
     cJSON *safe = cJSON_AddArrayToObject(o, "safe_modes");
     cJSON *tops = cJSON_AddObjectToObject(o, "tops");
     for (int k = 0; k < d->nmodes; k++) {
@@ -106,12 +99,8 @@ char *recommendation_build(const struct selftest_report *r, const struct recomme
             cJSON_AddItemToArray(gpus, gpu_entry(&r->devices[i]));
     keep_previous(gpus, r, f);
     *ngpus = cJSON_GetArraySize(gpus);
-    char *text = NULL;
-    if (*ngpus > 0) {
-        char *printed = cJSON_Print(root);
-        text = xasprintf("%s\n", printed);
-        cJSON_free(printed);
-    }
+    if (*ngpus > 0)
+        return json_text(root);
     cJSON_Delete(root);
-    return text;
+    return NULL;
 }

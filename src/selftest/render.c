@@ -1,4 +1,5 @@
 #include "selftest/render.h"
+#include "util/json.h"
 #include "cmd.h"
 #include "selftest/summary.h"
 #include "util/stage_result.h"
@@ -34,14 +35,6 @@ static void add_num(cJSON *o, const char *key, double v)
         cJSON_AddNumberToObject(o, key, v);
 }
 
-static void add_str(cJSON *o, const char *key, const char *v)
-{
-    if (v)
-        cJSON_AddStringToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
 static void add_strings(cJSON *o, const char *key, char *const *list, int n)
 {
     cJSON *a = cJSON_AddArrayToObject(o, key);
@@ -52,9 +45,9 @@ static void add_strings(cJSON *o, const char *key, char *const *list, int n)
 static cJSON *mode_json(const struct st_mode *m, double key_tops)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "mode", m->mode);
+    json_add_str_or_null(o, "mode", m->mode);
     cJSON_AddBoolToObject(o, "supported", m->supported);
-    add_str(o, "reason", m->reason);
+    json_add_str_or_null(o, "reason", m->reason);
     cJSON_AddStringToObject(o, "verdict", st_verdict_name(m->verdict));
     cJSON_AddBoolToObject(o, "safe", m->supported && m->safe);
     add_strings(o, "unsafe_reasons", m->unsafe_reasons, m->nunsafe);
@@ -75,9 +68,9 @@ static cJSON *mode_json(const struct st_mode *m, double key_tops)
     for (int i = 0; i < m->ncases; i++) {
         const struct selftest_case *k = &m->cases[i];
         cJSON *c = cJSON_CreateObject();
-        add_str(c, "name", k->name);
-        add_str(c, "kind", k->kind);
-        add_str(c, "family", k->family);
+        json_add_str_or_null(c, "name", k->name);
+        json_add_str_or_null(c, "kind", k->kind);
+        json_add_str_or_null(c, "family", k->family);
         cJSON_AddNumberToObject(c, "b", k->b);
         cJSON_AddNumberToObject(c, "hq", k->hq);
         cJSON_AddNumberToObject(c, "hkv", k->hkv);
@@ -85,8 +78,8 @@ static cJSON *mode_json(const struct st_mode *m, double key_tops)
         cJSON_AddNumberToObject(c, "lkv", k->lkv);
         cJSON_AddNumberToObject(c, "d", k->d);
         cJSON_AddBoolToObject(c, "causal", k->causal);
-        add_str(c, "layout", k->layout);
-        add_str(c, "dtype", k->dtype);
+        json_add_str_or_null(c, "layout", k->layout);
+        json_add_str_or_null(c, "dtype", k->dtype);
         add_num(c, "cos", k->cos);
         add_num(c, "rel_l1", k->rel_l1);
         add_num(c, "max_abs", k->max_abs);
@@ -95,9 +88,9 @@ static cJSON *mode_json(const struct st_mode *m, double key_tops)
         cJSON_AddBoolToObject(c, "coverage_ok", k->coverage_ok);
         cJSON_AddBoolToObject(c, "pass", k->pass);
         cJSON_AddBoolToObject(c, "safe", k->safe);
-        add_str(c, "unsafe_reason", k->unsafe_reason);
+        json_add_str_or_null(c, "unsafe_reason", k->unsafe_reason);
         cJSON_AddBoolToObject(c, "skipped", k->skipped);
-        add_str(c, "error", k->error);
+        json_add_str_or_null(c, "error", k->error);
         cJSON_AddItemToArray(cases, c);
     }
     cJSON *speed = cJSON_AddArrayToObject(o, "speed");
@@ -122,9 +115,9 @@ static cJSON *recommendation_json(const struct st_device *d)
     if (!d->has_code || !d->rec.reason)
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "mode", d->rec.mode);
-    add_str(o, "runner_up", d->rec.runner_up);
-    add_str(o, "reason", d->rec.reason);
+    json_add_str_or_null(o, "mode", d->rec.mode);
+    json_add_str_or_null(o, "runner_up", d->rec.runner_up);
+    json_add_str_or_null(o, "reason", d->rec.reason);
     if (d->rec.has_shape) {
         cJSON *s = cJSON_AddObjectToObject(o, "shape");
         cJSON_AddNumberToObject(s, "b", d->rec.shape.b);
@@ -148,11 +141,11 @@ static void add_stage_result(cJSON *root, const cJSON *devs, const struct selfte
 {
     const char *skipped = r && !run->error ? r->skipped : NULL;
     cJSON *payload = cJSON_CreateObject();
-    cJSON_AddItemToObject(payload, "build", stage_str_or_null(run->build_dir));
-    cJSON_AddItemToObject(payload, "skipped", stage_str_or_null(skipped));
-    cJSON_AddItemToObject(payload, "recommendation_record", stage_str_or_null(run->record_path));
+    cJSON_AddItemToObject(payload, "build", json_str_or_null(run->build_dir));
+    cJSON_AddItemToObject(payload, "skipped", json_str_or_null(skipped));
+    cJSON_AddItemToObject(payload, "recommendation_record", json_str_or_null(run->record_path));
     cJSON_AddItemToObject(payload, "output_tail",
-                          stage_str_or_null(run->error ? run->output_tail : NULL));
+                          json_str_or_null(run->error ? run->output_tail : NULL));
     char *lines = run->error ? NULL : selftest_gpu_lines(devs);
     struct strbuf summary = STRBUF_INIT;
     if (run->error)
@@ -176,8 +169,8 @@ char *selftest_render_json(const struct selftest_report *r, const struct st_run 
     cJSON_AddStringToObject(root, "command", "selftest");
     cJSON_AddStringToObject(root, "status", st_status_word(run->exit_code, run->error != NULL));
     cJSON_AddNumberToObject(root, "exit_code", run->exit_code);
-    add_str(root, "build", run->build_dir);
-    add_str(root, "program", run->program);
+    json_add_str_or_null(root, "build", run->build_dir);
+    json_add_str_or_null(root, "program", run->program);
     if (run->child_exit >= 0)
         cJSON_AddNumberToObject(root, "child_exit", run->child_exit);
     else
@@ -188,15 +181,15 @@ char *selftest_render_json(const struct selftest_report *r, const struct st_run 
         cJSON_AddNumberToObject(lib, "abi", r->abi);
     else
         cJSON_AddNullToObject(lib, "abi");
-    add_str(lib, "archs", r ? r->archs : NULL);
-    add_str(root, "skipped", r ? r->skipped : NULL);
-    add_str(root, "recommendation_record", run->record_path);
-    add_str(root, "recommendation_note", run->record_note);
+    json_add_str_or_null(lib, "archs", r ? r->archs : NULL);
+    json_add_str_or_null(root, "skipped", r ? r->skipped : NULL);
+    json_add_str_or_null(root, "recommendation_record", run->record_path);
+    json_add_str_or_null(root, "recommendation_note", run->record_note);
     if (run->error) {
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "summary", run->error);
-        add_str(e, "fix", run->fix);
-        add_str(e, "output_tail", run->output_tail);
+        json_add_str_or_null(e, "fix", run->fix);
+        json_add_str_or_null(e, "output_tail", run->output_tail);
     } else {
         cJSON_AddNullToObject(root, "error");
     }
@@ -205,16 +198,16 @@ char *selftest_render_json(const struct selftest_report *r, const struct st_run 
         const struct st_device *d = &r->devices[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "index", d->index);
-        add_str(o, "name", d->name);
-        add_str(o, "cc", d->cc);
+        json_add_str_or_null(o, "name", d->name);
+        json_add_str_or_null(o, "cc", d->cc);
         cJSON_AddBoolToObject(o, "has_code", d->has_code);
         char *hint = d->has_code ? NULL : st_device_build_hint(d);
-        add_str(o, "build_hint", hint);
+        json_add_str_or_null(o, "build_hint", hint);
         free(hint);
-        add_str(o, "error", d->error);
+        json_add_str_or_null(o, "error", d->error);
         cJSON_AddStringToObject(o, "verdict", st_verdict_name(st_device_verdict(d)));
-        add_str(o, "uuid", d->uuid);
-        add_str(o, "recommended_mode", d->recommended_mode);
+        json_add_str_or_null(o, "uuid", d->uuid);
+        json_add_str_or_null(o, "recommended_mode", d->recommended_mode);
         cJSON_AddItemToObject(o, "recommended", recommendation_json(d));
         cJSON *modes = cJSON_AddArrayToObject(o, "modes");
         for (int k = 0; k < d->nmodes; k++)
@@ -223,11 +216,7 @@ char *selftest_render_json(const struct selftest_report *r, const struct st_run 
         cJSON_AddItemToArray(devs, o);
     }
     add_stage_result(root, devs, r, run);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    char *out = xasprintf("%s\n", text);
-    cJSON_free(text);
-    return out;
+    return json_text(root);
 }
 
 static const char *verdict_color(enum st_verdict v, const struct out_style *st)

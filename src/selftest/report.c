@@ -1,5 +1,6 @@
 #include "selftest/report.h"
 #include "kernel_build/arch.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -20,18 +21,7 @@ static cJSON *get(const cJSON *o, const char *key)
     return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
-static char *str_or_null(const cJSON *o, const char *key)
-{
-    cJSON *v = get(o, key);
-    return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
-}
-
-/* Numbers the program could not compute come as null: NAN here, shown as "-". */
-static double num(const cJSON *o, const char *key)
-{
-    cJSON *v = get(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
+/* Numbers the program could not compute come as null: NAN (json_num), shown as "-". */
 
 static int integer(const cJSON *o, const char *key)
 {
@@ -45,21 +35,6 @@ static int boolean(const cJSON *o, const char *key, int dflt)
     return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
 }
 
-/* A JSON array of strings; non-strings are left out. */
-static char **string_list(const cJSON *a, int *n)
-{
-    int cap = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
-    char **out = xcalloc((size_t)cap + 1, sizeof *out);
-    *n = 0;
-    cJSON *v;
-    cJSON_ArrayForEach(v, a)
-    {
-        if (cJSON_IsString(v) && v->valuestring)
-            out[(*n)++] = xstrdup(v->valuestring);
-    }
-    return out;
-}
-
 static void add_string(char ***list, int *n, char *s)
 {
     *list = xrealloc(*list, ((size_t)*n + 2) * sizeof **list);
@@ -67,19 +42,20 @@ static void add_string(char ***list, int *n, char *s)
     (*list)[*n] = NULL;
 }
 
-static void parse_case(const cJSON *c, struct selftest_case *k)
+static void parse_case(const cJSON *c, void *dst)
 {
-    k->name = str_or_null(c, "name");
-    k->kind = str_or_null(c, "kind");
-    k->family = str_or_null(c, "family");
+    struct selftest_case *k = dst;
+    k->name = json_strdup(c, "name");
+    k->kind = json_strdup(c, "kind");
+    k->family = json_strdup(c, "family");
     if (!k->family && k->name) /* older programs: the family is the name's first word */
         k->family = xstrndup(k->name, strcspn(k->name, " "));
     k->skipped = boolean(c, "skipped", 0);
     k->safe = boolean(c, "safe", 0);
-    k->unsafe_reason = str_or_null(c, "unsafe_reason");
-    k->error = str_or_null(c, "error");
-    k->lse_max_err = num(c, "lse_max_err");
-    double nf = num(c, "nonfinite");
+    k->unsafe_reason = json_strdup(c, "unsafe_reason");
+    k->error = json_strdup(c, "error");
+    k->lse_max_err = json_num(c, "lse_max_err");
+    double nf = json_num(c, "nonfinite");
     k->nonfinite = isnan(nf) || nf < 0 ? 0 : (long)nf;
     k->b = integer(c, "b");
     k->hq = integer(c, "hq");
@@ -88,31 +64,52 @@ static void parse_case(const cJSON *c, struct selftest_case *k)
     k->lkv = integer(c, "lkv");
     k->d = integer(c, "d");
     k->causal = boolean(c, "causal", 0);
-    k->layout = str_or_null(c, "layout");
-    k->dtype = str_or_null(c, "dtype");
-    k->cos = num(c, "cos");
-    k->rel_l1 = num(c, "rel_l1");
-    k->max_abs = num(c, "max_abs");
+    k->layout = json_strdup(c, "layout");
+    k->dtype = json_strdup(c, "dtype");
+    k->cos = json_num(c, "cos");
+    k->rel_l1 = json_num(c, "rel_l1");
+    k->max_abs = json_num(c, "max_abs");
     k->coverage_ok = boolean(c, "coverage_ok", 1);
     k->pass = boolean(c, "pass", 0);
 }
 
-static void parse_speed(const cJSON *c, struct st_speed *s)
+static void parse_speed(const cJSON *c, void *dst)
 {
+    struct st_speed *s = dst;
     s->b = integer(c, "b");
     s->h = integer(c, "h");
     s->l = integer(c, "l");
     s->d = integer(c, "d");
     s->causal = boolean(c, "causal", 0);
-    s->ms = num(c, "ms");
-    s->tops = num(c, "tops");
-    double su = num(c, "speedup_vs_fp16");
+    s->ms = json_num(c, "ms");
+    s->tops = json_num(c, "tops");
+    double su = json_num(c, "speedup_vs_fp16");
     s->speedup_vs_fp16 = isnan(su) ? -1 : su;
+}
+
+/* The objects of array a, each read by parse into an element of `size` bytes, as a zeroed
+ * heap array with one spare element; *n their number. Items that are not objects are left
+ * out; when a is not an array, there are none. */
+static void *parse_objects(const cJSON *a, size_t size, void (*parse)(const cJSON *, void *),
+                           int *n)
+{
+    int cap = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    char *out = xcalloc((size_t)cap + 1, size);
+    *n = 0;
+    if (!cap) /* an object's members would walk like an array's items */
+        return out;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, a)
+    {
+        if (cJSON_IsObject(item))
+            parse(item, out + (size_t)(*n)++ * size);
+    }
+    return out;
 }
 
 static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
 {
-    out->mode = str_or_null(m, "mode");
+    out->mode = json_strdup(m, "mode");
     cJSON *verdict = get(m, "verdict");
     if (!out->mode || !cJSON_IsString(verdict) ||
         st_verdict_from_name(verdict->valuestring, &out->verdict) < 0) {
@@ -121,25 +118,17 @@ static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
         return -1;
     }
     out->supported = boolean(m, "supported", out->verdict != ST_UNSUPPORTED);
-    out->reason = str_or_null(m, "reason");
+    out->reason = json_strdup(m, "reason");
     cJSON *acc = get(m, "accuracy");
     if (cJSON_IsObject(acc)) {
         out->has_accuracy = 1;
-        out->worst_cos = num(acc, "worst_cos");
-        out->worst_rel_l1 = num(acc, "worst_rel_l1");
+        out->worst_cos = json_num(acc, "worst_cos");
+        out->worst_rel_l1 = json_num(acc, "worst_rel_l1");
         out->nan_or_inf = boolean(acc, "nan_or_inf", 0);
         cJSON *bar = get(acc, "bar");
-        out->bar_cos = num(bar, "cos");
-        out->bar_rel_l1 = num(bar, "rel_l1");
-        cJSON *cases = get(acc, "cases");
-        int n = cJSON_IsArray(cases) ? cJSON_GetArraySize(cases) : 0;
-        out->cases = xcalloc((size_t)n + 1, sizeof *out->cases);
-        cJSON *c;
-        cJSON_ArrayForEach(c, cases)
-        {
-            if (cJSON_IsObject(c))
-                parse_case(c, &out->cases[out->ncases++]);
-        }
+        out->bar_cos = json_num(bar, "cos");
+        out->bar_rel_l1 = json_num(bar, "rel_l1");
+        out->cases = parse_objects(get(acc, "cases"), sizeof *out->cases, parse_case, &out->ncases);
     } else {
         out->worst_cos = out->worst_rel_l1 = out->bar_cos = out->bar_rel_l1 = NAN;
     }
@@ -147,39 +136,31 @@ static int parse_mode(const cJSON *m, struct st_mode *out, char **error)
     cJSON *safe = get(m, "safe");
     if (cJSON_IsBool(safe)) {
         out->safe = cJSON_IsTrue(safe);
-        out->unsafe_reasons = string_list(get(m, "unsafe_reasons"), &out->nunsafe);
+        out->unsafe_reasons = json_string_list(get(m, "unsafe_reasons"), &out->nunsafe);
         cJSON *goal = get(m, "goal");
         const char *g = cJSON_IsString(goal) ? goal->valuestring : "none";
         out->goal = !strcmp(g, "met") ? 1 : !strcmp(g, "missed") ? 0 : -1;
-        out->goal_notes = string_list(get(m, "goal_notes"), &out->ngoal_notes);
+        out->goal_notes = json_string_list(get(m, "goal_notes"), &out->ngoal_notes);
     }
-    cJSON *speed = get(m, "speed");
-    int n = cJSON_IsArray(speed) ? cJSON_GetArraySize(speed) : 0;
-    out->speed = xcalloc((size_t)n + 1, sizeof *out->speed);
-    cJSON *s;
-    cJSON_ArrayForEach(s, speed)
-    {
-        if (cJSON_IsObject(s))
-            parse_speed(s, &out->speed[out->nspeed++]);
-    }
+    out->speed = parse_objects(get(m, "speed"), sizeof *out->speed, parse_speed, &out->nspeed);
     return 0;
 }
 
 static int parse_device(const cJSON *d, struct st_device *out, int *judged_here, char **error)
 {
     out->index = integer(d, "index");
-    out->name = str_or_null(d, "name");
-    out->cc = str_or_null(d, "cc");
-    out->uuid = str_or_null(d, "uuid");
+    out->name = json_strdup(d, "name");
+    out->cc = json_strdup(d, "cc");
+    out->uuid = json_strdup(d, "uuid");
     cJSON *modes = get(d, "modes");
     if (!out->name || !cJSON_IsArray(modes)) {
         *error = xstrdup("a device entry lacks \"name\" or a \"modes\" array");
         return -1;
     }
     out->has_code = boolean(d, "has_code", 1);
-    out->build_hint = str_or_null(d, "build_hint");
-    out->error = str_or_null(d, "error");
-    out->recommended_mode = str_or_null(d, "recommended_mode");
+    out->build_hint = json_strdup(d, "build_hint");
+    out->error = json_strdup(d, "error");
+    out->recommended_mode = json_strdup(d, "recommended_mode");
     int n = cJSON_GetArraySize(modes);
     out->modes = xcalloc((size_t)n + 1, sizeof *out->modes);
     cJSON *m;
@@ -344,8 +325,8 @@ int selftest_parse(const char *text, size_t len, struct selftest_report *out, ch
     }
     cJSON *lib = get(root, "library");
     out->abi = integer(lib, "abi");
-    out->archs = str_or_null(lib, "archs");
-    out->skipped = str_or_null(root, "skipped");
+    out->archs = json_strdup(lib, "archs");
+    out->skipped = json_strdup(root, "skipped");
     cJSON *devices = get(root, "devices");
     if (!cJSON_IsArray(devices)) {
         if (out->skipped)

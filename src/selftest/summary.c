@@ -1,13 +1,8 @@
 #include "selftest/summary.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 
 #include <string.h>
-
-static const char *str_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 /* "int8-fp16, fp16" from the supported modes whose "safe" is want. */
 static void mode_names(const cJSON *modes, int want, struct strbuf *sb)
@@ -18,7 +13,7 @@ static void mode_names(const cJSON *modes, int want, struct strbuf *sb)
     {
         const cJSON *safe = cJSON_GetObjectItemCaseSensitive(m, "safe");
         const cJSON *supported = cJSON_GetObjectItemCaseSensitive(m, "supported");
-        const char *name = str_of(m, "mode");
+        const char *name = json_str(m, "mode");
         if (cJSON_IsBool(safe) && !cJSON_IsFalse(supported) && cJSON_IsTrue(safe) == want && name)
             sb_addf(sb, "%s%s", n++ ? ", " : "", name);
     }
@@ -27,8 +22,8 @@ static void mode_names(const cJSON *modes, int want, struct strbuf *sb)
 static void device_line(const cJSON *d, struct strbuf *sb)
 {
     const cJSON *idx = cJSON_GetObjectItemCaseSensitive(d, "index");
-    const char *name = str_of(d, "name"), *rec = str_of(d, "recommended_mode");
-    const char *hint = str_of(d, "build_hint");
+    const char *name = json_str(d, "name"), *rec = json_str(d, "recommended_mode");
+    const char *hint = json_str(d, "build_hint");
     const cJSON *modes = cJSON_GetObjectItemCaseSensitive(d, "modes");
     sb_addf(sb, "GPU %d %s: ", cJSON_IsNumber(idx) ? idx->valueint : 0, name ? name : "?");
     if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(d, "has_code"))) {
@@ -39,7 +34,7 @@ static void device_line(const cJSON *d, struct strbuf *sb)
     const cJSON *m;
     cJSON_ArrayForEach(m, modes)
     {
-        const char *mode = str_of(m, "mode");
+        const char *mode = json_str(m, "mode");
         const cJSON *tops = cJSON_GetObjectItemCaseSensitive(m, "tops");
         if (rec && mode && !strcmp(mode, rec) && cJSON_IsNumber(tops))
             sb_addf(sb, " (%.0f TOPS)", tops->valuedouble);
@@ -52,7 +47,7 @@ static void device_line(const cJSON *d, struct strbuf *sb)
     if (unsafe.len)
         sb_addf(sb, "; not safe: %s", unsafe.buf);
     if (!safe.len && !unsafe.len) {
-        const char *verdict = str_of(d, "verdict");
+        const char *verdict = json_str(d, "verdict");
         sb_addf(sb, "; %s", verdict ? verdict : "?");
     }
     sb_free(&safe);

@@ -1,3 +1,4 @@
+#include "util/json.h"
 #include "util/stage_result.h"
 #include "util/exitcodes.h"
 #include "util/strbuf.h"
@@ -25,11 +26,6 @@ const char *stage_status_name(enum stage_status s)
     return (unsigned)s < 4 ? status_names[s] : "error";
 }
 
-cJSON *stage_str_or_null(const char *s)
-{
-    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
 void stage_result_add(cJSON *doc, const char *command, int exit_code, const char *summary,
                       const char *fix, cJSON *payload)
 {
@@ -39,7 +35,7 @@ void stage_result_add(cJSON *doc, const char *command, int exit_code, const char
     cJSON_AddStringToObject(r, "status", stage_status_name(stage_status_of_exit(exit_code)));
     cJSON_AddNumberToObject(r, "exit_code", exit_code);
     cJSON_AddStringToObject(r, "summary", summary ? summary : "");
-    cJSON_AddItemToObject(r, "fix", stage_str_or_null(fix));
+    cJSON_AddItemToObject(r, "fix", json_str_or_null(fix));
     cJSON_AddItemToObject(r, "payload", payload ? payload : cJSON_CreateObject());
 }
 

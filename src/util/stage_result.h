@@ -46,7 +46,4 @@ const char *stage_payload_str(const struct stage_result *r, const char *key);
 double stage_payload_num(const struct stage_result *r, const char *key, double dflt);
 int stage_payload_bool(const struct stage_result *r, const char *key);
 
-/* cJSON helpers the emitters share: a string or null. */
-cJSON *stage_str_or_null(const char *s);
-
 #endif

@@ -1,6 +1,7 @@
 /* sagebuild wheel: packs a build (or builds one for --arch first, in-process) with the drop-in
  * `sageattention` package into a wheel that pip installs offline. */
 #include "kernel_build/api.h"
+#include "util/json.h"
 #include "cmd.h"
 #include "util/fs.h"
 #include "util/opt.h"
@@ -55,11 +56,6 @@ static enum opt_result parse_opts(int argc, char **argv, struct wheel_opts *o)
     return opt_parse(&spec, argc, argv);
 }
 
-static cJSON *str_or_null(const char *s)
-{
-    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
 static void print_json(int exit_code, const struct wheel_made *m, const char *error,
                        const char *fix, const char *build_json)
 {
@@ -77,7 +73,7 @@ static void print_json(int exit_code, const struct wheel_made *m, const char *er
         cJSON_AddStringToObject(w, "sha256", m->w.sha256);
         cJSON_AddNumberToObject(w, "size", (double)m->w.size);
         cJSON_AddNumberToObject(w, "files", m->w.nfiles);
-        cJSON_AddItemToObject(w, "archs", str_or_null(m->archs));
+        cJSON_AddItemToObject(w, "archs", json_str_or_null(m->archs));
         cJSON_AddStringToObject(w, "library_sha256", m->library_sha256);
         cJSON_AddBoolToObject(w, "recommendation", m->recommendation);
         cJSON_AddStringToObject(w, "package_dir", m->package_dir);
@@ -92,14 +88,13 @@ static void print_json(int exit_code, const struct wheel_made *m, const char *er
     if (error) {
         cJSON *e = cJSON_AddObjectToObject(root, "error");
         cJSON_AddStringToObject(e, "summary", error);
-        cJSON_AddItemToObject(e, "fix", str_or_null(fix));
+        cJSON_AddItemToObject(e, "fix", json_str_or_null(fix));
     } else {
         cJSON_AddNullToObject(root, "error");
     }
-    char *text = cJSON_Print(root);
-    printf("%s\n", text);
-    cJSON_free(text);
-    cJSON_Delete(root);
+    char *text = json_text(root);
+    fputs(text, stdout);
+    free(text);
 }
 
 int cmd_wheel(int argc, char **argv, const struct global_opts *g)

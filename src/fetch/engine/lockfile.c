@@ -1,4 +1,5 @@
 #include "lockfile.h"
+#include "util/json.h"
 #include "cmd.h"
 #include "util/shquote.h"
 #include "util/strbuf.h"
@@ -41,17 +42,7 @@ char *lockfile_format(const struct lock_info *li)
             cJSON_AddNullToObject(o, "url");
         cJSON_AddItemToArray(arr, o);
     }
-    char *text = cJSON_Print(doc);
-    cJSON_Delete(doc);
-    char *out = xasprintf("%s\n", text);
-    cJSON_free(text);
-    return out;
-}
-
-static const char *str_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return json_text(doc);
 }
 
 static int same(const char *a, const char *b)
@@ -64,9 +55,9 @@ int lockfile_matches(const char *text, const struct lock_info *li)
     cJSON *doc = text ? cJSON_Parse(text) : NULL;
     if (!doc)
         return 0;
-    int ok = same(str_of(doc, "source"), li->source) &&
-             same(str_of(doc, "release_label"), li->release) &&
-             same(str_of(doc, "platform"), li->platform);
+    int ok = same(json_str(doc, "source"), li->source) &&
+             same(json_str(doc, "release_label"), li->release) &&
+             same(json_str(doc, "platform"), li->platform);
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(doc, "components");
     ok = ok && cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == li->ncomponents;
     for (int i = 0; ok && i < li->ncomponents; i++) {
@@ -74,8 +65,8 @@ int lockfile_matches(const char *text, const struct lock_info *li)
         const cJSON *o;
         cJSON_ArrayForEach(o, arr)
         {
-            if (same(str_of(o, "name"), li->components[i].name) &&
-                same(str_of(o, "sha256"), li->components[i].sha256))
+            if (same(json_str(o, "name"), li->components[i].name) &&
+                same(json_str(o, "sha256"), li->components[i].sha256))
                 found = 1;
         }
         ok = found;
@@ -87,7 +78,7 @@ int lockfile_matches(const char *text, const struct lock_info *li)
 char *lockfile_release(const char *text)
 {
     cJSON *doc = text ? cJSON_Parse(text) : NULL;
-    const char *r = doc ? str_of(doc, "release_label") : NULL;
+    const char *r = doc ? json_str(doc, "release_label") : NULL;
     char *out = r ? xstrdup(r) : NULL;
     cJSON_Delete(doc);
     return out;
