@@ -1169,7 +1169,7 @@ class Run:
         try:
             res["sageattn_no_check_us"] = self.wall_us(pkg, n)
             res["sageattn_no_check_host_us"] = self.host_only_us(pkg)
-            res["kernels_sageattn_no_check"] = self.kernels_per_call(pkg)
+            res["gpu_ms_sageattn_no_check"] = self.events_ms(pkg)
         finally:
             os.environ.pop(CHECK_FINITE_ENV, None)
         mode = self.modes.get("sageattn") or self.auto_mode
@@ -1186,8 +1186,6 @@ class Run:
                 res[name + "_us"] = self.wall_us(fn, n)
             res[name + "_host_us"] = self.host_only_us(fn)
             res["gpu_ms_" + name] = self.events_ms(fn)
-            if name != "sdpa":
-                res["kernels_" + name] = self.kernels_per_call(fn)
         # Whether host-only time depends on how deep the launch queue is (100 calls queue
         # 300-400 launches behind the sleep; 10 calls 30-40).
         for name in ("sageattn", "raw_context", "raw_recompute"):
@@ -1202,6 +1200,21 @@ class Run:
                 lambda: self.raw.attn(q, k, v, "NHD", False, mode), n)
         except Exception as e:
             res["raw_error"] = "%s: %s" % (type(e).__name__, str(e)[:200])
+        # Kernels per call last: a torch.profiler session can leave CUPTI attached to the
+        # process (pytorch/pytorch#144455), which slows every later launch; the previous
+        # check's package host-only figure (55.5 us) was the first timing taken after one.
+        for name, fn in fns.items():
+            if name != "sdpa":
+                res["kernels_" + name] = self.kernels_per_call(fn)
+        os.environ[CHECK_FINITE_ENV] = "0"
+        try:
+            res["kernels_sageattn_no_check"] = self.kernels_per_call(pkg)
+        finally:
+            os.environ.pop(CHECK_FINITE_ENV, None)
+        # The same host-only timing again after the profiler ran: whether it still costs.
+        res["sageattn_host_us_after_profiler"] = self.host_only_us(pkg)
+        res["raw_context_host_us_after_profiler"] = (
+            self.host_only_us(fns["raw_context"]) if "raw_context" in fns else None)
         return res
 
     def ring_wrap_host_us(self, wraps=20):
@@ -1238,6 +1251,10 @@ class Run:
             val = o.get(key) or {}
             return "%g" % val["per_call"] if "per_call" in val else "?"
 
+        def us(key):
+            val = o.get(key)
+            return "%.1f" % (val * 1e3) if isinstance(val, (int, float)) else "n/a"
+
         def wrap(key):
             val = (o.get("ring_wrap_host_us") or {}).get(key)
             return "%.2f" % val if isinstance(val, (int, float)) else "n/a"
@@ -1246,7 +1263,9 @@ class Run:
                 "%s us | %s; with context + recompute %s | %s us | %s; ABI 1.0 struct %s | %s us "
                 "| %s; SDPA %s | %s us; bench wrapper %s us; host only with 10 calls queued: "
                 "sageattn %s, raw with context %s, + recompute %s us; raw fp16 gated launch "
-                "alone %s | %s us; flag ring wrap %s us (%s us per call)" % (
+                "alone %s | %s us; flag ring wrap %s us (%s us per call); host only after "
+                "the profiler ran: sageattn %s, raw with context %s us; isolated call (CUDA "
+                "events): sageattn %s, no check %s, raw with context %s, + recompute %s us" % (
                     f("sageattn_us"), f("sageattn_host_us"), kc("kernels_sageattn"),
                     f("sageattn_no_check_us"), f("sageattn_no_check_host_us"),
                     kc("kernels_sageattn_no_check"), f("raw_context_us"),
@@ -1256,7 +1275,10 @@ class Run:
                     f("sdpa_host_us"), f("raw_abi_bench_wrapper_us"),
                     f("sageattn_host_us_n10"), f("raw_context_host_us_n10"),
                     f("raw_recompute_host_us_n10"), f("raw_fp16_gated_us"),
-                    f("raw_fp16_gated_host_us"), wrap("us"), wrap("per_call_us")))
+                    f("raw_fp16_gated_host_us"), wrap("us"), wrap("per_call_us"),
+                    f("sageattn_host_us_after_profiler"), f("raw_context_host_us_after_profiler"),
+                    us("gpu_ms_sageattn"), us("gpu_ms_sageattn_no_check"),
+                    us("gpu_ms_raw_context"), us("gpu_ms_raw_recompute")))
 
     def sec_speed(self):
         torch = self.torch
