@@ -120,6 +120,83 @@ static enum opt_result parse_args(int argc, char **argv, struct doctor_opts *o, 
     return opt_parse(&spec, argc, argv);
 }
 
+/* The first CHECK operand no check answers to, NULL when each names an id or a group. */
+static const char *unknown_check(const struct check_def *defs, int ndefs, char **sel, int nsel)
+{
+    for (int i = 0; i < nsel; i++) {
+        int any = 0;
+        for (int k = 0; k < ndefs; k++)
+            any |= selected(defs[k].id, &sel[i], 1);
+        if (!any)
+            return sel[i];
+    }
+    return NULL;
+}
+
+static void print_check_list(const struct check_def *defs, int ndefs, char **sel, int nsel)
+{
+    for (int k = 0; k < ndefs; k++)
+        if (selected(defs[k].id, sel, nsel))
+            printf("%-24s %s\n", defs[k].id, defs[k].title);
+}
+
+/* The checks that ran, in order, and what they found. */
+struct doctor_run {
+    const struct check_def **ran;
+    struct check_result *results;
+    int n;
+    struct doctor_counts counts;
+    long elapsed_ms;
+};
+
+/* Runs the selected checks; without --json each row is printed as its check finishes. */
+static void run_checks(struct doctor_ctx *ctx, const struct check_def *defs, int ndefs, char **sel,
+                       int nsel, const struct out_style *st, struct doctor_run *run)
+{
+    const struct doctor_opts *o = ctx->opts;
+    memset(run, 0, sizeof *run);
+    run->ran = xcalloc((size_t)ndefs, sizeof *run->ran);
+    run->results = xcalloc((size_t)ndefs, sizeof *run->results);
+    long start = now_ms();
+    for (int k = 0; k < ndefs; k++) {
+        if (!selected(defs[k].id, sel, nsel))
+            continue;
+        struct check_result *r = &run->results[run->n];
+        run->ran[run->n++] = &defs[k];
+        long check_start = now_ms();
+        defs[k].run(ctx, r);
+        /* The first check that needs a probe pays for it: this shows where a slow run went. */
+        result_ev(r, "elapsed_ms", "%ld", now_ms() - check_start);
+        report_count(&run->counts, r->status);
+        if (!o->json) {
+            report_human_row(stdout, st, &defs[k], r, o->verbose, o->quiet);
+            fflush(stdout);
+        }
+    }
+    run->elapsed_ms = now_ms() - start;
+}
+
+/* The JSON document, or the human summary line under the rows already printed. */
+static void print_report(const struct doctor_opts *o, const struct out_style *st,
+                         const struct doctor_run *run)
+{
+    if (o->json) {
+        char *text = report_json(run->ran, run->results, run->n, &run->counts);
+        puts(text);
+        free(text);
+    } else {
+        report_human_summary(stdout, st, &run->counts, run->elapsed_ms, o->verbose);
+    }
+}
+
+static void doctor_run_free(struct doctor_run *run)
+{
+    for (int i = 0; i < run->n; i++)
+        result_free(&run->results[i]);
+    free(run->results);
+    free(run->ran);
+}
+
 int cmd_doctor(int argc, char **argv, const struct global_opts *g)
 {
     struct doctor_opts o = {0};
@@ -127,27 +204,18 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
     enum opt_result parsed = parse_args(argc, argv, &o, &list_checks, &first_check);
     if (parsed != OPT_OK)
         return opt_exit_status(parsed);
-
     int ndefs;
     const struct check_def *defs = doctor_checks(&ndefs);
     char **sel = argv + first_check;
     int nsel = argc - first_check;
-    for (int i = 0; i < nsel; i++) {
-        int any = 0;
-        for (int k = 0; k < ndefs; k++)
-            any |= selected(defs[k].id, &sel[i], 1);
-        if (!any) {
-            fprintf(stderr,
-                    "sagebuild doctor: no check '%s'; see 'sagebuild doctor "
-                    "--list-checks'\n",
-                    sel[i]);
-            return SB_EXIT_USAGE;
-        }
+    const char *unknown = unknown_check(defs, ndefs, sel, nsel);
+    if (unknown) {
+        fprintf(stderr, "sagebuild doctor: no check '%s'; see 'sagebuild doctor --list-checks'\n",
+                unknown);
+        return SB_EXIT_USAGE;
     }
     if (list_checks) {
-        for (int k = 0; k < ndefs; k++)
-            if (selected(defs[k].id, sel, nsel))
-                printf("%-24s %s\n", defs[k].id, defs[k].title);
+        print_check_list(defs, ndefs, sel, nsel);
         return SB_EXIT_OK;
     }
 
@@ -155,39 +223,11 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
     out_style_init(&st, stdout, g ? g->no_color : 0);
     struct doctor_ctx ctx;
     ctx_init(&ctx, &o);
-    const struct check_def **ran = xcalloc((size_t)ndefs, sizeof *ran);
-    struct check_result *results = xcalloc((size_t)ndefs, sizeof *results);
-    struct doctor_counts counts = {0, 0, 0, 0};
-    int n = 0;
-    long start = now_ms();
-    for (int k = 0; k < ndefs; k++) {
-        if (!selected(defs[k].id, sel, nsel))
-            continue;
-        ran[n] = &defs[k];
-        long check_start = now_ms();
-        defs[k].run(&ctx, &results[n]);
-        /* The first check that needs a probe pays for it: this shows where a slow run went. */
-        result_ev(&results[n], "elapsed_ms", "%ld", now_ms() - check_start);
-        report_count(&counts, results[n].status);
-        if (!o.json) {
-            report_human_row(stdout, &st, &defs[k], &results[n], o.verbose, o.quiet);
-            fflush(stdout);
-        }
-        n++;
-    }
-    long elapsed = now_ms() - start;
-    if (o.json) {
-        char *text = report_json(ran, results, n, &counts);
-        puts(text);
-        free(text);
-    } else {
-        report_human_summary(stdout, &st, &counts, elapsed, o.verbose);
-    }
-    int rc = report_exit_status(&counts);
-    for (int i = 0; i < n; i++)
-        result_free(&results[i]);
-    free(results);
-    free(ran);
+    struct doctor_run run;
+    run_checks(&ctx, defs, ndefs, sel, nsel, &st, &run);
+    print_report(&o, &st, &run);
+    int rc = report_exit_status(&run.counts);
+    doctor_run_free(&run);
     ctx_free(&ctx);
     return rc;
 }
