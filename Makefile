@@ -30,7 +30,6 @@ SHARED_SRC := kernels/selftest/st_judge.c kernels/archs/sa_archs.c
 LIB_SRC := $(filter-out src/main.c,$(SRC)) $(SHARED_SRC)
 OBJ := $(LIB_SRC:%.c=build/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=build/san/%.o)
-TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 UNIT_SAN_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests-san/%)
@@ -77,15 +76,15 @@ build/sagebuild-san: build/san/src/main.o build/libsagebuild-san.a
 	$(CC) -g $(SAN) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Unit tests: one cmocka program per tests/unit/test_*.c, linked with the pure logic.
-build/tests/%: tests/unit/%.c $(TEST_SUPPORT) build/libsagebuild.a | build/.test-deps-ok
+build/tests/%: tests/unit/%.c build/libsagebuild.a | build/.test-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(CPPFLAGS_SB) -Itests/unit $(PKG_CFLAGS) -o $@ $< \
-		$(TEST_SUPPORT) build/libsagebuild.a $(CMOCKA_LIBS) $(PKG_LIBS)
+		build/libsagebuild.a $(CMOCKA_LIBS) $(PKG_LIBS)
 
-build/tests-san/%: tests/unit/%.c $(TEST_SUPPORT) build/libsagebuild-san.a | build/.test-deps-ok
+build/tests-san/%: tests/unit/%.c build/libsagebuild-san.a | build/.test-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g $(SAN) $(CPPFLAGS_SB) -Itests/unit $(PKG_CFLAGS) -o $@ $< \
-		$(TEST_SUPPORT) build/libsagebuild-san.a $(CMOCKA_LIBS) $(PKG_LIBS)
+		build/libsagebuild-san.a $(CMOCKA_LIBS) $(PKG_LIBS)
 
 # Fuzz targets replayed over their seed corpus under ASan/UBSan (libFuzzer itself: make fuzz).
 build/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c build/libsagebuild-san.a

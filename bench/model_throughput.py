@@ -60,7 +60,7 @@ import sass_loops  # noqa: E402
 #  AD102 / RTX 4090: NVIDIA Ada GPU architecture whitepaper, appendix A (dense): INT8 660.6,
 #    FP8 with FP16 accumulator 660.6, with FP32 accumulator 330.3, FP16 with FP16 accumulator
 #    330.3, with FP32 accumulator 165.2; 128 SMs, boost 2.52 GHz, 1008 GB/s. No block-scaled MMA.
-#  GH100 / H200: this project's own mma.sync peaks on the H200 (shared/DESIGN.md §5): INT8 1218,
+#  GH100 / H200: this project's own mma.sync peaks, measured on the H200: INT8 1218,
 #    FP16 with FP32 accumulator 555, with FP16 accumulator 621 (FP8 mma.sync is emulated there:
 #    its SASS is HMMA); 132 SMs, 1.98 GHz, 228 KB shared memory per SM, 4.8 TB/s.
 CARDS = {
@@ -75,8 +75,7 @@ CARDS = {
 }
 
 # Published SageAttention kernel TOPS, D=128 non-causal, 1K..32K (read from the upstream
-# repository's plots; quantization excluded there, included in ours): shared/reference/
-# sageattention.md §4.
+# repository's plots; quantization excluded there, included in ours).
 PUBLISHED = {
     "RTX 5090": [("SageAttention2 (8+8, FP32 acc.)", "489-554"),
                  ("SageAttention2++ (FP16 acc. in tile)", "583-643")],

@@ -23,7 +23,4 @@ int cmd_wheel(int argc, char **argv, const struct global_opts *g);
 int cmd_install(int argc, char **argv, const struct global_opts *g);
 int cmd_all(int argc, char **argv, const struct global_opts *g);
 
-/* For commands that exist in the table but are not built yet: says so and returns 70. */
-int cmd_not_built(const char *name);
-
 #endif

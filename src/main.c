@@ -110,15 +110,6 @@ static int cmd_help(int argc, char **argv, const struct global_opts *g)
     return SB_EXIT_OK;
 }
 
-int cmd_not_built(const char *name)
-{
-    fprintf(stderr,
-            "sagebuild: '%s' is not built yet in this version (%s); see README.md for the "
-            "commands that are.\n",
-            name, SAGEBUILD_VERSION);
-    return SB_EXIT_INTERNAL;
-}
-
 int main(int argc, char **argv)
 {
     /* The first operand is the command: everything after it is the command's to parse. */

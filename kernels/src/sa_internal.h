@@ -86,10 +86,6 @@ static inline float sa_mode_v_scale_max(sageattn_mode m)
 #define SA_THREADS (SA_CTA_Q / SA_WARP_Q * 32) /* 4 warps x 32 rows, or 8 x 16 */
 /* Softmax shortcuts (skip O's rescale when no row max moved; fold the row max into one FFMA
  * when the logits are small enough for that to be exact to ~1e-4). */
-/* Split each 64-key tile into two 32-key halves for QK/softmax/PV (one barrier per tile). */
-#ifndef SA_SPLIT_S
-#define SA_SPLIT_S 0
-#endif
 /* Test builds only (bench/device_fullrate.sh --overlap): SA_TEST_EXTRA_ALU = N adds N FP32
  * instructions per key tile per thread right after the softmax, SA_TEST_EXTRA_ALU_PV = N adds
  * them between the P·V mma of the fp16/bf16 P·V loop (int8-fp16, fp16). Nothing reads their

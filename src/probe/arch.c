@@ -86,18 +86,6 @@ const char *arch_sm_name(const struct gpu_arch *a, char *buf, size_t len)
     return buf;
 }
 
-const char *arch_compute_name(const struct gpu_arch *a, char *buf, size_t len)
-{
-    snprintf(buf, len, "compute_%d%s", arch_number(a), variant_str(a));
-    return buf;
-}
-
-const char *arch_cc_name(const struct gpu_arch *a, char *buf, size_t len)
-{
-    snprintf(buf, len, "%d.%d%s", a->major, a->minor, variant_str(a));
-    return buf;
-}
-
 /* The table's row for exactly this target (variant included); NULL when there is none. */
 static const struct sa_arch *find_row(const struct gpu_arch *a)
 {

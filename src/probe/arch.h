@@ -18,11 +18,9 @@ struct gpu_arch {
 /* Accepts "sm_120a", "compute_90", "sm120", "120a", "12.0", "12.0a", "8.6+PTX", "9.0a".
  * Returns 0, or -1 for anything else (out zeroed). */
 int arch_parse(const char *s, struct gpu_arch *out);
-const char *arch_sm_name(const struct gpu_arch *a, char *buf, size_t len);      /* "sm_120a" */
-const char *arch_compute_name(const struct gpu_arch *a, char *buf, size_t len); /* "compute_120" */
-const char *arch_cc_name(const struct gpu_arch *a, char *buf, size_t len);      /* "12.0a" */
-int arch_number(const struct gpu_arch *a);                                      /* 120 */
-int arch_same_base(const struct gpu_arch *a, const struct gpu_arch *b);         /* 12.0 == 12.0a */
+const char *arch_sm_name(const struct gpu_arch *a, char *buf, size_t len); /* "sm_120a" */
+int arch_number(const struct gpu_arch *a);                                 /* 120 */
+int arch_same_base(const struct gpu_arch *a, const struct gpu_arch *b);    /* 12.0 == 12.0a */
 
 /* The facts below are the rows of kernels/archs/archs.def (sources there). */
 

@@ -159,15 +159,6 @@ void compiler_info_free(struct compiler_info *c)
     memset(c, 0, sizeof *c);
 }
 
-int host_compiler_best_fit(const int *majors, int n, int limit)
-{
-    int best = -1;
-    for (int i = 0; i < n; i++)
-        if (majors[i] <= limit && majors[i] > best)
-            best = majors[i];
-    return best;
-}
-
 int host_compiler_find_fitting(int gcc_max, const char *path_env, char **cc, char **cxx)
 {
     *cc = *cxx = NULL;

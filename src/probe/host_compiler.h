@@ -35,10 +35,6 @@ struct compiler_info {
 int probe_compiler(const char *cc, struct compiler_info *out);
 void compiler_info_free(struct compiler_info *c);
 
-/* Pure: from the gcc majors available (majors[i] for the pair gcc-N/g++-N), the newest that is
- * ≤ limit; -1 when none fits. */
-int host_compiler_best_fit(const int *majors, int n, int limit);
-
 /* Looks on path_env (NULL: $PATH) for gcc-N and g++-N with N ≤ gcc_max (newest first) whose
  * -dumpversion agrees. Returns N and sets *cc and *cxx (heap names such as "gcc-13"), or -1. */
 int host_compiler_find_fitting(int gcc_max, const char *path_env, char **cc, char **cxx);

@@ -44,12 +44,6 @@ const char *out_status_mark(const struct out_style *st, enum out_status s)
     }
 }
 
-const char *out_status_name(enum out_status s)
-{
-    static const char *const names[] = {"ok", "warn", "error", "skip", "info"};
-    return (unsigned)s < 5 ? names[s] : "info";
-}
-
 const char *out_color(const struct out_style *st, enum out_status s)
 {
     if (!st->color)

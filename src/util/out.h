@@ -19,7 +19,6 @@ struct out_style out_style_decide(int is_tty, const char *no_color_env, const ch
                                   const char *lang_env, int no_color_flag);
 
 const char *out_status_mark(const struct out_style *st, enum out_status s);
-const char *out_status_name(enum out_status s); /* "ok" "warn" "error" "skip" "info" */
 const char *out_color(const struct out_style *st, enum out_status s);
 const char *out_bold(const struct out_style *st);
 const char *out_reset(const struct out_style *st);

@@ -131,13 +131,6 @@ char *sb_detach(struct strbuf *sb)
     return s;
 }
 
-void sb_reset(struct strbuf *sb)
-{
-    sb->len = 0;
-    if (sb->buf)
-        sb->buf[0] = '\0';
-}
-
 void sb_free(struct strbuf *sb)
 {
     free(sb->buf);

@@ -25,7 +25,6 @@ void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 const char *sb_str(const struct strbuf *sb);
 /* Hands the heap string to the caller and resets sb. Never NULL. */
 char *sb_detach(struct strbuf *sb);
-void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
 /* Small helpers used everywhere. */

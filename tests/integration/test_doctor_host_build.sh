@@ -1,6 +1,6 @@
 #!/bin/sh
-# Host compiler against host_config.h (catalog #3), ninja (#9), MAX_JOBS against memory (#8),
-# and TORCH_CUDA_ARCH_LIST as torch and SageAttention read it (#6, #7).
+# Host compiler against host_config.h, ninja, MAX_JOBS against memory, and TORCH_CUDA_ARCH_LIST
+# as torch and SageAttention read it.
 . "$(dirname "$0")/doctor/lib.sh"
 mk_toolkit "$T/cuda-12.8" 12.8.93 14
 mk_toolkit "$T/cuda-13.0" 13.0.88 15

@@ -1,6 +1,6 @@
 #!/bin/sh
-# An existing SageAttention install: compiled modules per GPU (catalog #11), a wheel built for
-# another torch or CUDA (#10, #12), and --python importing each module to show the loader's
+# An existing SageAttention install: compiled modules per GPU, a wheel built for another torch
+# or CUDA, and --python importing each module to show the loader's
 # real error (core.py's bare except hides it).
 . "$(dirname "$0")/doctor/lib.sh"
 mk_gcc "$T/bin" gcc 13.3.0

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Toolkit scenarios from doctor-checks.md §5: version mismatch (#1), nvcc too old for an arch
-# (#2, #5), missing components (#4, #18), pip runtime wheels as CUDA_HOME (#15), mixed toolkits
-# (#16), PTX newer than the driver (§4), and torch's CUDA_HOME resolution order.
+# Toolkit scenarios: nvcc against torch's CUDA, nvcc too old for an arch, missing components,
+# pip runtime wheels as CUDA_HOME, mixed toolkits, PTX newer than the driver, and torch's
+# CUDA_HOME resolution order.
 . "$(dirname "$0")/doctor/lib.sh"
 mk_gcc "$T/bin" gcc 13.3.0
 mk_gcc "$T/bin" ninja 1.11.1
@@ -133,7 +133,7 @@ expect toolkit.cuda_home error "empty CUDA_HOME and CUDA_PATH"
 expect_in toolkit.cuda_home fix "sagebuild fetch-cuda --cuda 13.0" "empty CUDA_HOME and CUDA_PATH"
 rm "$T/bin/nvcc"
 
-# §4: an nvcc newer than the driver: PTX JIT fails.
+# An nvcc newer than the driver: the driver cannot JIT-compile its PTX.
 mk_toolkit "$T/cuda-13.1" 13.1.80
 doctor --torch-dir "$T/site130/torch" --cuda-home "$T/cuda-13.1" toolkit.driver_ptx
 expect toolkit.driver_ptx warn "PTX"

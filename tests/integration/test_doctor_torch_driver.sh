@@ -1,7 +1,7 @@
 #!/bin/sh
 # torch and driver scenarios: torch found through a python stand-in or --torch-dir, CPU builds,
-# a driver too old for torch's CUDA (catalog #14), a torch with no code for the GPU (#13), no
-# driver, no GPU, and a malformed SAGEBUILD_FAKE_GPUS.
+# a driver too old for torch's CUDA, a torch with no code for the GPU, no driver, no GPU, and a
+# malformed SAGEBUILD_FAKE_GPUS.
 . "$(dirname "$0")/doctor/lib.sh"
 mk_gcc "$T/bin" gcc 13.3.0
 mk_toolkit "$T/cuda-13.0" 13.0.88
@@ -41,7 +41,7 @@ expect torch.found warn "hanging python"
 expect_in torch.found summary "timed out" "hanging python"
 rm "$T/bin/python3"
 
-# triton against torch's pin (catalog #17): METADATA of both wheels.
+# triton against torch's pin: METADATA of both wheels.
 mkdir -p "$T/site/torch-2.11.0+cu130.dist-info"
 printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\nRequires-Dist: filelock\nRequires-Dist: triton==3.5.0; platform_system == "Linux" and platform_machine == "x86_64"\n' \
     > "$T/site/torch-2.11.0+cu130.dist-info/METADATA"

@@ -75,7 +75,7 @@ static void sizes_of_13_0_2_match_the_reference(void **state)
     long long total = 0;
     for (int i = 0; i < p.nitems; i++)
         total += p.items[i].size;
-    /* reference/cuda-redist.md §2: the 13.0.2 minimal set is 72.9 MB. */
+    /* The 13.0.2 minimal set (manifests/redistrib_13.0.2.json's sizes) is 72.9 MB. */
     assert_true(total > 72800000 && total < 73000000);
     fetch_plan_free(&p);
 }

@@ -102,16 +102,6 @@ static void finds_host_config_under_targets(void **state)
     fs_remove_tree(tmpl);
 }
 
-static void picks_the_newest_fitting(void **state)
-{
-    (void)state;
-    int majors[] = {11, 13, 15, 12};
-    assert_int_equal(host_compiler_best_fit(majors, 4, 14), 13);
-    assert_int_equal(host_compiler_best_fit(majors, 4, 15), 15);
-    assert_int_equal(host_compiler_best_fit(majors, 4, 10), -1);
-    assert_int_equal(host_compiler_best_fit(majors, 0, 15), -1);
-}
-
 static void write_script(const char *dir, const char *name, const char *body)
 {
     char *path = fs_join(dir, name);
@@ -182,7 +172,6 @@ int main(void)
         cmocka_unit_test(parses_bare_and_broken_files),
         cmocka_unit_test(reads_the_installed_toolkit),
         cmocka_unit_test(finds_host_config_under_targets),
-        cmocka_unit_test(picks_the_newest_fitting),
         cmocka_unit_test(probes_fake_compilers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

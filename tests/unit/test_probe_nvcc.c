@@ -74,12 +74,11 @@ static void parses_arch_names(void **state)
     assert_int_equal(a.major, 12);
     assert_int_equal(a.minor, 0);
     assert_int_equal(a.variant, 'a');
-    assert_string_equal(arch_cc_name(&a, buf, sizeof buf), "12.0a");
     assert_int_equal(arch_parse("8.6+PTX", &a), 0);
     assert_true(a.ptx);
     assert_string_equal(arch_sm_name(&a, buf, sizeof buf), "sm_86");
     assert_int_equal(arch_parse("compute_90", &a), 0);
-    assert_string_equal(arch_compute_name(&a, buf, sizeof buf), "compute_90");
+    assert_string_equal(arch_sm_name(&a, buf, sizeof buf), "sm_90");
     assert_int_equal(arch_parse("100f", &a), 0);
     assert_int_equal(a.variant, 'f');
     assert_int_equal(arch_parse("sm89", &a), 0);

@@ -188,7 +188,7 @@ static void layout_fixup(void **state)
     assert_non_null(strstr(sb_str(&log), "lib/libcudart.so -> libcudart.so.13"));
     assert_non_null(strstr(sb_str(&log), "bin: execute permission on 2 programs"));
     /* A second run changes nothing. */
-    sb_reset(&log);
+    sb_free(&log);
     assert_int_equal(pypi_layout_fixup(root, &log, &err), 0);
     assert_null(strstr(sb_str(&log), "->"));
     assert_null(strstr(sb_str(&log), "execute permission"));

@@ -80,7 +80,6 @@ __launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<M
     if (MODE == SA_KMODE_FP16 && a.only_if && *a.only_if == 0)
         return;
     using T = sa_tile<MODE, D, V1>;
-    static_assert(!(V1 && SA_SPLIT_S), "the split main loop needs two V buffers");
     extern __shared__ __align__(128) char smem[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4;
@@ -186,42 +185,6 @@ __launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<M
                        sKS = sQ + T::ks_off(j & 1);
         const int k0 = j * SA_CTA_K;
         const bool need_mask = k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
-#if SA_SPLIT_S
-        /* One barrier per tile; the tile's two 32-key halves each run QK, softmax and PV, so
-         * one half's softmax overlaps the other's tensor-core work. */
-        sa_cp_async_wait<0>();
-        __syncthreads(); /* K[j], V[j] visible; every warp is done with stage (j+1)&1 */
-        if (j + 1 < n_kt) {
-            load_k(j + 1);
-            load_v(j + 1);
-        }
-        float t0[SA_MT][4][4], t1[SA_MT][4][4];
-        sa_qk<MODE, D, BF16, 4>(t0, sQw, sK, sKS, lane);
-#if SA_SPLIT_S == 1 /* both halves' QK first: more overlap, more registers */
-        sa_qk<MODE, D, BF16, 4>(t1, sQw, sK + 32 * T::QK_PITCH, sKS + 32 * 4, lane);
-#endif
-        if (need_mask)
-            sa_mask<4>(t0, k0, row0, lane, a.lkv, a.causal, diag);
-        sa_softmax_step<4, D / 8>(t0, st, row_scale, o, T::P_LOG2);
-        if (T::PV_FP8)
-            sa_pv_fp8<MODE, D, 4>(o, t0, sV, 0, lane);
-        else if (T::PV_F16ACC && !BF16)
-            sa_pv_f16_f16acc<D, 4>(o, t0, sV, lane);
-        else
-            sa_pv_f16<D, BF16, 4>(o, t0, sV, lane, test_sink);
-#if SA_SPLIT_S != 1
-        sa_qk<MODE, D, BF16, 4>(t1, sQw, sK + 32 * T::QK_PITCH, sKS + 32 * 4, lane);
-#endif
-        if (need_mask)
-            sa_mask<4>(t1, k0 + 32, row0, lane, a.lkv, a.causal, diag);
-        sa_softmax_step<4, D / 8>(t1, st, row_scale, o, T::P_LOG2);
-        if (T::PV_FP8)
-            sa_pv_fp8<MODE, D, 4>(o, t1, sV, 32, lane);
-        else if (T::PV_F16ACC && !BF16)
-            sa_pv_f16_f16acc<D, 4>(o, t1, sV + 32 * T::V_PITCH, lane);
-        else
-            sa_pv_f16<D, BF16, 4>(o, t1, sV + 32 * T::V_PITCH, lane, test_sink);
-#else
         sa_cp_async_wait<1>();
         __syncthreads(); /* K[j] visible; every warp is done with stage (j+1)&1 */
         if (V1) {        /* V[j+1] goes into the one V buffer after P·V(j), below */
@@ -260,7 +223,6 @@ __launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<M
             else
                 sa_cp_async_commit();
         }
-#endif
     }
     sa_cp_async_wait<0>();
     if ((SA_TEST_EXTRA_ALU > 0 || SA_TEST_EXTRA_ALU_PV > 0) &&

@@ -1,5 +1,5 @@
 /* NVIDIA redist manifests (redistrib_X.Y.Z.json) parsed into plain data. Pure: text in, data out.
- * Format facts (shared/reference/cuda-redist.md §1): string metadata at the top level
+ * Format facts (manifests/ holds four real ones): string metadata at the top level
  * (release_label absent before 12.2), one object per component, platform keys holding either a
  * plain entry or, in the newer variant form, an object of variant tags ("cuda13.1", "cuda12")
  * each holding a plain entry; `size` is a decimal string; non-object members such as

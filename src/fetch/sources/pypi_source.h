@@ -1,10 +1,10 @@
 /* fetch-cuda's PyPI source: the CUDA >= 13 compiler toolkit from NVIDIA's wheels on any PyPI
  * mirror. The redist manifest still decides the component versions (13.0.2 → nvcc 13.0.88,
  * cudart 13.0.96, cccl 13.0.85, ...); this file turns that plan into wheels, and then into the
- * same prefix the redist path makes. Wheel layout (shared/reference/cuda-redist.md §7, checked
- * on the 13.0.2 wheels): everything under nvidia/cu13/{bin,include,lib}, cicc and libdevice
- * under nvidia/cu13/nvvm/, libnvvm.so.4 in nvidia/cu13/lib, CCCL under include/cccl, and only
- * versioned shared libraries (a zip has no symlinks). */
+ * same prefix the redist path makes. Wheel layout (checked on the 13.0.2 wheels): everything under
+ * nvidia/cu13/{bin,include,lib}, cicc and libdevice under nvidia/cu13/nvvm/, libnvvm.so.4 in
+ * nvidia/cu13/lib, CCCL under include/cccl, and only versioned shared libraries (a zip has no
+ * symlinks). */
 #ifndef SB_FETCH_PYPI_SOURCE_H
 #define SB_FETCH_PYPI_SOURCE_H
 

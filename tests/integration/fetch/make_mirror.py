@@ -2,7 +2,7 @@
 """Builds a redist-shaped CUDA mirror (manifest + one tar.xz per component) from an installed
 toolkit, so fetch-cuda's integration tests and benchmark have real archives with no internet.
 
-Archive layout follows NVIDIA's redist archives (see shared/reference/cuda-redist.md §1-2): one
+Archive layout follows NVIDIA's redist archives (as the manifests in manifests/ list them): one
 top-level folder `<comp>-<platform>-<version>-archive/`, Linux `lib/` (not lib64), libnvvm under
 `nvvm/`, crt headers and link stubs in cuda_crt, CCCL under include/cccl. Which file belongs to
 which component comes from the wheels' RECORD files when the toolkit was assembled from NVIDIA's
