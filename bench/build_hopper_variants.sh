@@ -24,6 +24,7 @@ all_variants=(
     "c2qff2|-DSA_HW_CTAS128=2 -DSA_HW_QFUSE=1 -DSA_HW_FOLD2=1"
     "s4|-DSA_HW_STAGES=4"
     "c2s2|-DSA_HW_CTAS128=2 -DSA_HW_STAGES=2"
+    "qp|-DSA_HW_PERSIST=1"
 )
 want=" ${*:-} "
 mkdir -p "$out"

@@ -64,6 +64,10 @@
 #ifndef SA_HW_CTAS128
 #define SA_HW_CTAS128 1
 #endif
+/* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
+#ifndef SA_HW_FRESH_EPI
+#define SA_HW_FRESH_EPI 1
+#endif
 /* Consumer warpgroups per block, per head dim (two per SM at D=128, three at D=64). */
 #ifndef SA_HW_NC128
 #define SA_HW_NC128 (2 / SA_HW_CTAS128)
@@ -579,6 +583,13 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #endif
 
         /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite ---- */
+        /* SA_HW_PERSIST: the lane's quad index read afresh, so that ptxas cannot hoist the
+         * epilogue's 16 column offsets (and their 64-bit forms) out of the tile loop, where they
+         * would hold ~20 registers through every key tile of the main loop. */
+        int tq_e = tq;
+        if (SA_HW_PERSIST && SA_HW_FRESH_EPI)
+            asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%tid.x;\nand.b32 %0, t, 3;\n}\n"
+                         : "=r"(tq_e));
         char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
         const float *vs = a.vscale + bhk * D;
         bool nonfinite = false;
@@ -596,7 +607,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             char *orow = ob + (int64_t)row * a.o_t * 2;
 #pragma unroll
             for (int nt8 = 0; nt8 < NO; ++nt8) {
-                const int col = nt8 * 8 + 2 * tq;
+                const int col = nt8 * 8 + 2 * tq_e;
                 if (col >= a.d)
                     continue;
                 const float2 v2 = *(const float2 *)(vs + col);
