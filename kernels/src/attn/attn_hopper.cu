@@ -460,7 +460,8 @@ static bool sa_hopper_uses_ws(int d_pad, int lkv)
 
 int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad)
 {
-    return SA_HW_QFUSE && SA_HW_QREG && !p->lse && sa_hopper_uses_ws(d_pad, p->lkv);
+    const bool fused = d_pad == 128 ? SA_HW_QFUSE128 : SA_HW_QFUSE64;
+    return fused && SA_HW_QREG && !p->lse && sa_hopper_uses_ws(d_pad, p->lkv);
 }
 
 template <int D, bool BF16>

@@ -41,17 +41,35 @@
 #endif
 /* 1: the consumers quantize their Q rows from the caller's fp16/bf16 Q (needs SA_HW_QREG; calls
  * without LSE: the LSE's q·k̄ term comes from the pre-pass), and the pre-pass leaves Q out: one
- * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call). */
-#ifndef SA_HW_QFUSE
-#define SA_HW_QFUSE 0
+ * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call).
+ * Per head dim (the H200 round-3 call, bench/results/h200-2e09e54-hopper3-variants.md): on at
+ * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLD2 the fastest there), off at D=64 (it cost D=64
+ * L=1K 4.5 %). SA_HW_QFUSE, when given, sets both (the variant builds). */
+#ifdef SA_HW_QFUSE
+#define SA_HW_QFUSE128 SA_HW_QFUSE
+#define SA_HW_QFUSE64 SA_HW_QFUSE
+#endif
+#ifndef SA_HW_QFUSE128
+#define SA_HW_QFUSE128 1
+#endif
+#ifndef SA_HW_QFUSE64
+#define SA_HW_QFUSE64 0
 #endif
 /* 1: P·V of two consecutive tiles accumulate in the same fp32 tile accumulator before it is
  * folded into O: one fold (68 FFMA at D=128) per two tiles. The FP8 accumulator then holds 128
  * keys (four k32 steps) instead of 64, the interval DeepSeek-V3 promotes FP8 GEMM sums at on
  * Hopper. A row max that moves between the two tiles rescales the held tile first (rare after
- * the first tiles). Needs SA_HW_OVERLAP. */
-#ifndef SA_HW_FOLD2
-#define SA_HW_FOLD2 0
+ * the first tiles). Needs SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: on at D=128 (round 3:
+ * +8 % at L=16K with the other two), off at D=64 (it cost D=64 L=16K 1.7 %). */
+#ifdef SA_HW_FOLD2
+#define SA_HW_FOLD2_128 SA_HW_FOLD2
+#define SA_HW_FOLD2_64 SA_HW_FOLD2
+#endif
+#ifndef SA_HW_FOLD2_128
+#define SA_HW_FOLD2_128 1
+#endif
+#ifndef SA_HW_FOLD2_64
+#define SA_HW_FOLD2_64 0
 #endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
@@ -60,9 +78,10 @@
 #endif
 /* Blocks per SM at D=128: 1 (two consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings; no ping-pong): the second form hides one
- * block's start and end behind the other block's work, which one block per SM cannot. */
+ * block's start and end behind the other block's work, which one block per SM cannot. 2 since
+ * round 3 (with SA_HW_QFUSE128 and SA_HW_FOLD2_128). */
 #ifndef SA_HW_CTAS128
-#define SA_HW_CTAS128 1
+#define SA_HW_CTAS128 2
 #endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
@@ -82,6 +101,8 @@ template <int D> struct sa_hw_cfg {
     static constexpr int THREADS = 128 * (NC + 1);
     static constexpr int ROWS = 64 * NC;
     static constexpr bool PINGPONG = SA_HW_PINGPONG && NC >= 2;
+    static constexpr bool QFUSE = D == 128 ? SA_HW_QFUSE128 : SA_HW_QFUSE64;
+    static constexpr bool FOLD2 = D == 128 ? SA_HW_FOLD2_128 : SA_HW_FOLD2_64;
     /* Registers: the entry count is 65536 / (THREADS * CTAS); the producer drops to 24 and the
      * consumers share the rest of the block's registers, in multiples of 8. */
     static constexpr int PRODUCER_REGS = 24;
@@ -100,7 +121,7 @@ template <int D> struct sa_hw_cfg {
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
-    static_assert(!SA_HW_FOLD2 || SA_HW_OVERLAP, "SA_HW_FOLD2 is a form of the overlapped loop");
+    static_assert(!FOLD2 || SA_HW_OVERLAP, "SA_HW_FOLD2 is a form of the overlapped loop");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
 };
 
@@ -305,7 +326,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of
                  * 128: with NC = 3 a block's last chunk may lie past it; that consumer stores
                  * nothing). The previous tile's consumers must be done with the Q buffer. */
-                if (!SA_HW_QFUSE || !a.q_src) { /* else the consumers quantize Q */
+                if (!C::QFUSE || !a.q_src) { /* else the consumers quantize Q */
                     if (nt > 0)
                         sa_mbar_wait(qempty, (nt - 1) & 1);
                     const int chunks = min(NC, (a.lq_pad - w.q0) / 64);
@@ -377,7 +398,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         r.row0 = q0c + warp * 16 + g;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            if (!SA_HW_QFUSE || !a.q_src)
+            if (!C::QFUSE || !a.q_src)
                 r.qs[hh] = a.qscale[bh * a.lq_pad + min(r.row0 + 8 * hh, a.lq_pad - 1)];
             r.mx[hh] = -INFINITY;
             r.sum[hh] = 0.0f;
@@ -413,7 +434,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
          * order. Then the Q buffer is free for the next tile. With a.q_src, quantized here from
          * the caller's Q instead (the pre-pass left Q out). */
         uint32_t qa[D / 32][4];
-        if (SA_HW_QFUSE && a.q_src) {
+        if (C::QFUSE && a.q_src) {
             sa_hw_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
         } else {
             sa_mbar_wait(qfull, nt & 1);
@@ -522,26 +543,26 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 fold(alpha_prev);
             };
             constexpr std::integral_constant<bool, false> no{};
-#if SA_HW_FOLD2
-            constexpr std::integral_constant<bool, true> yes{};
-            int j = 1;
+            if constexpr (C::FOLD2) {
+                constexpr std::integral_constant<bool, true> yes{};
+                int j = 1;
 #pragma unroll 1
-            for (; j + 1 < n_kt; j += 2) {
-                step(j, no, yes);     /* P·V(j-1) fresh, held */
-                step(j + 1, yes, no); /* P·V(j) onto it, folded */
-            }
-            if (j < n_kt) {
-                step(j, no, yes);
-                last(yes);
+                for (; j + 1 < n_kt; j += 2) {
+                    step(j, no, yes);     /* P·V(j-1) fresh, held */
+                    step(j + 1, yes, no); /* P·V(j) onto it, folded */
+                }
+                if (j < n_kt) {
+                    step(j, no, yes);
+                    last(yes);
+                } else {
+                    last(no);
+                }
             } else {
+#pragma unroll 1
+                for (int j = 1; j < n_kt; ++j)
+                    step(j, no, no);
                 last(no);
             }
-#else
-#pragma unroll 1
-            for (int j = 1; j < n_kt; ++j)
-                step(j, no, no);
-            last(no);
-#endif
         }
 #else
 #pragma unroll 1
