@@ -12,6 +12,10 @@
 # (best), ncu of the landed kernel and of the best one at D=128 L=16K with per-instruction stall
 # samples (the SASS source page as CSV), racecheck (best). Writes $OUT/summary.txt, $OUT/gpu.txt
 # and $OUT/logs.tgz (every log, JSON and CSV).
+# Since round 3 the landed kernel itself quantizes Q at D=128 in calls without an LSE: a first
+# variant run with the LSE output is run again without it (<first>_nolse: accuracy only, judged
+# against the LSE run), memcheck of the best covers both paths when it is the first, and
+# racecheck takes the path without LSE.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 DIR=${1:-.gpu/hopper3}
@@ -28,9 +32,13 @@ names=$(cut -d'|' -f1 "$DIR/variants.txt")
 cp "$DIR/variants.txt" "$OUT/logs/"
 cat "$DIR"/*/ptxas.txt >"$OUT/logs/ptxas.txt" 2>/dev/null
 # bench.py's options for variant $1: no LSE where the kernel quantizes Q (else it would not).
-lse_opt() { grep -q "^$1|.*SA_HW_QFUSE=1" "$DIR/variants.txt" && echo --no-lse; }
+lse_opt() {
+    case "$1" in *_nolse) echo --no-lse; return ;; esac
+    grep -q "^$1|.*SA_HW_QFUSE=1" "$DIR/variants.txt" && echo --no-lse
+}
+lib_of() { echo "$DIR/${1%_nolse}/libsageattn.so"; }
 for n in $names; do
-    lib=$DIR/$n/libsageattn.so
+    lib=$(lib_of "$n")
     [ "$(left)" -gt 100 ] || { el "$n skipped: budget"; continue; }
     # shellcheck disable=SC2046
     timeout 75 python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma --speed-shapes key \
@@ -39,21 +47,32 @@ for n in $names; do
     el "$n rc=$rc $(grep -E '^D=128 L=16384 B=1  H=32 full' "$OUT/logs/v_$n.log" | tail -1)"
 done
 first=$(echo "$names" | head -1)
+if [ -z "$(lse_opt "$first")" ] && [ "$(left)" -gt 100 ]; then
+    timeout 75 python3 bench/bench.py --lib "$(lib_of "$first")" --modes int8-fp8-wgmma \
+        --skip-speed --no-sdpa --no-lse --out "$OUT/logs/v_${first}_nolse.json" \
+        >"$OUT/logs/v_${first}_nolse.log" 2>&1
+    el "${first}_nolse rc=$?"
+    names="$names ${first}_nolse"
+fi
 timeout 90 python3 bench/bench.py --lib "$DIR/$first/libsageattn.so" --modes int8-fp16 \
     --skip-accuracy --speed-shapes key --out "$OUT/logs/ref.json" >"$OUT/logs/ref.log" 2>&1
 el "int8-fp16 + SDPA rc=$?"
 # shellcheck disable=SC2086
 python3 bench/hopper_variants_summary.py "$OUT/logs" $names | tee "$OUT/summary.txt"
 best=$(tail -1 "$OUT/summary.txt" | awk '{print $2}')
-if [ "$best" != none ] && [ "$(left)" -gt 60 ]; then
-    lib=$DIR/$best/libsageattn.so
+# the best, and its run without LSE where there is one (the first variant's)
+checked=$best
+case " $names " in *" ${best}_nolse "*) checked="$best ${best}_nolse" ;; esac
+[ "$best" = none ] && checked=
+for n in $checked; do
+    [ "$(left)" -gt 60 ] || break
     # shellcheck disable=SC2046
     timeout $(($(left) > 100 ? 90 : $(left) - 10)) compute-sanitizer --tool memcheck \
-        --error-exitcode 9 python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma \
-        --skip-speed --sanitize --no-sdpa $(lse_opt "$best") >"$OUT/logs/memcheck_$best.txt" 2>&1
-    el "memcheck $best rc=$? $(grep -E "ERROR SUMMARY" "$OUT/logs/memcheck_$best.txt" | tail -1)" |
+        --error-exitcode 9 python3 bench/bench.py --lib "$(lib_of "$n")" --modes int8-fp8-wgmma \
+        --skip-speed --sanitize --no-sdpa $(lse_opt "$n") >"$OUT/logs/memcheck_$n.txt" 2>&1
+    el "memcheck $n rc=$? $(grep -E "ERROR SUMMARY" "$OUT/logs/memcheck_$n.txt" | tail -1)" |
         tee -a "$OUT/summary.txt"
-fi
+done
 # ncu of one library at D=128 L=16K: the summary sections, then the SASS source page (stall
 # samples per instruction) as CSV for the next round's reading of the main loop.
 ncu_of() {
@@ -71,19 +90,18 @@ ncu_of() {
     grep -E "Duration|Compute \(SM\) Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy" \
         "$OUT/logs/ncu_$n.txt" | sed "s/^/$n /" | tee -a "$OUT/summary.txt"
 }
-first=$(echo "$names" | head -1)
 [ "$(left)" -gt 70 ] && ncu_of "$first"
 if [ "$best" != none ] && [ "$best" != "$first" ] && [ "$(left)" -gt 70 ]; then
     ncu_of "$best"
 fi
 if [ "$best" != none ] && [ "$(left)" -gt 30 ]; then
-    lib=$DIR/$best/libsageattn.so
+    n=${checked##* } # the path without LSE where there is one
     # shellcheck disable=SC2046
     timeout $(($(left) - 10)) compute-sanitizer --tool racecheck --error-exitcode 9 \
-        python3 bench/bench.py --lib "$lib" --modes int8-fp8-wgmma --skip-speed --sanitize \
-        --no-sdpa $(lse_opt "$best") >"$OUT/logs/racecheck_$best.txt" 2>&1
-    el "racecheck $best rc=$? $(grep -E "RACECHECK SUMMARY|ERROR SUMMARY" \
-        "$OUT/logs/racecheck_$best.txt" | tail -1)" | tee -a "$OUT/summary.txt"
+        python3 bench/bench.py --lib "$(lib_of "$n")" --modes int8-fp8-wgmma --skip-speed \
+        --sanitize --no-sdpa $(lse_opt "$n") >"$OUT/logs/racecheck_$n.txt" 2>&1
+    el "racecheck $n rc=$? $(grep -E "RACECHECK SUMMARY|ERROR SUMMARY" \
+        "$OUT/logs/racecheck_$n.txt" | tail -1)" | tee -a "$OUT/summary.txt"
 fi
 tar -czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
 el "done: $OUT/summary.txt, $OUT/logs.tgz"
