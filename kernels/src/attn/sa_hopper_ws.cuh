@@ -43,8 +43,9 @@
  * without LSE: the LSE's q·k̄ term comes from the pre-pass), and the pre-pass leaves Q out: one
  * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call).
  * Per head dim (the H200 round-3 call, bench/results/h200-2e09e54-hopper3-variants.md): on at
- * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLD2 the fastest there), off at D=64 (it cost D=64
- * L=1K 4.5 %). SA_HW_QFUSE, when given, sets both (the variant builds). */
+ * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLD2 the fastest there), off at D=64 (no gain at
+ * L=16K, 422.9 against 423.0; D=64 up to 4K keys runs the one-warpgroup kernel, which this does
+ * not touch). SA_HW_QFUSE, when given, sets both (the variant builds). */
 #ifdef SA_HW_QFUSE
 #define SA_HW_QFUSE128 SA_HW_QFUSE
 #define SA_HW_QFUSE64 SA_HW_QFUSE
@@ -60,7 +61,7 @@
  * keys (four k32 steps) instead of 64, the interval DeepSeek-V3 promotes FP8 GEMM sums at on
  * Hopper. A row max that moves between the two tiles rescales the held tile first (rare after
  * the first tiles). Needs SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: on at D=128 (round 3:
- * +8 % at L=16K with the other two), off at D=64 (it cost D=64 L=16K 1.7 %). */
+ * +8 % at L=16K with the other two), off at D=64 (416.0 against 423.0 at L=16K). */
 #ifdef SA_HW_FOLD2
 #define SA_HW_FOLD2_128 SA_HW_FOLD2
 #define SA_HW_FOLD2_64 SA_HW_FOLD2
