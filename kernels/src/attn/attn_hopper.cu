@@ -83,6 +83,65 @@ struct sa_h_rows {
     float qs[2], mx[2], sum[2];
 };
 
+/* The epilogue both int8-fp8-wgmma kernels share: normalise O by the row sums, undo V's scale,
+ * store with bounds (an odd head_dim ends on a 16-bit store), write the LSE (natural log, with
+ * the Q·K mean term) and raise the non-finite flag. QUAD_SUM: the row sums are still per lane
+ * and are reduced over the quad here (the warp-specialized kernel takes them from the P·V
+ * MMA already reduced). tq_col is the lane's quad index used for the columns (the persistent
+ * kernel passes a fresh copy, see SA_HW_FRESH_EPI); tq the one that picks the LSE writer. */
+template <int D, bool BF16, bool QUAD_SUM>
+__device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2],
+                                              const sa_h_rows &r, int b, int h, size_t bh,
+                                              size_t bhk, int tq_col, int tq, int lane)
+{
+    constexpr int NO = D / 8; /* n8 chunks of O */
+    char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
+    const float *vs = a.vscale + bhk * D;
+    bool nonfinite = false;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        float s_ = r.sum[hh];
+        if (QUAD_SUM) {
+            s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
+            s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
+        }
+        const int row = r.row0 + 8 * hh;
+        if (row >= a.lq)
+            continue;
+        const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
+        char *orow = ob + (int64_t)row * a.o_t * 2;
+#pragma unroll
+        for (int nt = 0; nt < NO; ++nt) {
+            const int col = nt * 8 + 2 * tq_col;
+            if (col >= a.d)
+                continue;
+            const float2 v2 = *(const float2 *)(vs + col);
+            const float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
+            const float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
+            const uint32_t packed = sa_pack2<BF16>(x0, x1);
+            const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
+            if (col + 1 < a.d) {
+                *(uint32_t *)(orow + col * 2) = packed;
+                nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
+            } else {
+                *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
+            }
+            nonfinite |= (packed & exp_mask) == exp_mask;
+        }
+        if (a.lse && tq == 0) {
+            float l = -INFINITY;
+            if (s_ > 0.0f) {
+                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
+                if (a.qkm)
+                    l += a.qkm[bh * a.lq + row];
+            }
+            a.lse[bh * a.lq + row] = l;
+        }
+    }
+    if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
+        atomicExch(a.nonfinite, 1);
+}
+
 /* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
  * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
  * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
@@ -342,50 +401,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     }
 #endif
 
-    /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite flag ---- */
-    char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
-    const float *vs = a.vscale + bhk * D;
-    bool nonfinite = false;
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        float s_ = r.sum[hh];
-        s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
-        s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
-        const int row = r.row0 + 8 * hh;
-        if (row >= a.lq)
-            continue;
-        const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
-        char *orow = ob + (int64_t)row * a.o_t * 2;
-#pragma unroll
-        for (int nt = 0; nt < NO; ++nt) {
-            const int col = nt * 8 + 2 * tq;
-            if (col >= a.d)
-                continue;
-            const float2 v2 = *(const float2 *)(vs + col);
-            const float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
-            const float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
-            const uint32_t packed = sa_pack2<BF16>(x0, x1);
-            const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
-            if (col + 1 < a.d) {
-                *(uint32_t *)(orow + col * 2) = packed;
-                nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
-            } else {
-                *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
-            }
-            nonfinite |= (packed & exp_mask) == exp_mask;
-        }
-        if (a.lse && tq == 0) {
-            float l = -INFINITY;
-            if (s_ > 0.0f) {
-                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
-                if (a.qkm)
-                    l += a.qkm[bh * a.lq + row];
-            }
-            a.lse[bh * a.lq + row] = l;
-        }
-    }
-    if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
-        atomicExch(a.nonfinite, 1);
+    sa_h_epilogue<D, BF16, true>(a, o, r, b, h, bh, bhk, tq, tq, lane);
 #else
     (void)a;
     __trap();

@@ -612,51 +612,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         if (SA_HW_PERSIST && SA_HW_FRESH_EPI)
             asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%tid.x;\nand.b32 %0, t, 3;\n}\n"
                          : "=r"(tq_e));
-        char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
-        const float *vs = a.vscale + bhk * D;
-        bool nonfinite = false;
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            float s_ = r.sum[hh];
-            if (!SA_HW_ROWSUM_MMA) {
-                s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
-                s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
-            }
-            const int row = r.row0 + 8 * hh;
-            if (row >= a.lq)
-                continue;
-            const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
-            char *orow = ob + (int64_t)row * a.o_t * 2;
-#pragma unroll
-            for (int nt8 = 0; nt8 < NO; ++nt8) {
-                const int col = nt8 * 8 + 2 * tq_e;
-                if (col >= a.d)
-                    continue;
-                const float2 v2 = *(const float2 *)(vs + col);
-                const float x0 = o[nt8 * 4 + 2 * hh] * inv * v2.x;
-                const float x1 = o[nt8 * 4 + 2 * hh + 1] * inv * v2.y;
-                const uint32_t packed = sa_pack2<BF16>(x0, x1);
-                const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
-                if (col + 1 < a.d) {
-                    *(uint32_t *)(orow + col * 2) = packed;
-                    nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
-                } else {
-                    *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
-                }
-                nonfinite |= (packed & exp_mask) == exp_mask;
-            }
-            if (a.lse && tq == 0) {
-                float l = -INFINITY;
-                if (s_ > 0.0f) {
-                    l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
-                    if (a.qkm)
-                        l += a.qkm[bh * a.lq + row];
-                }
-                a.lse[bh * a.lq + row] = l;
-            }
-        }
-        if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
-            atomicExch(a.nonfinite, 1);
+        sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA>(a, o, r, b, h, bh, bhk, tq_e, tq, lane);
     }
     if (C::PINGPONG && c == 0)
         sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */
