@@ -85,14 +85,3 @@ const char *stage_payload_str(const struct stage_result *r, const char *key)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->payload, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
-
-double stage_payload_num(const struct stage_result *r, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->payload, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-int stage_payload_bool(const struct stage_result *r, const char *key)
-{
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->payload, key));
-}

@@ -41,9 +41,7 @@ struct stage_result {
 int stage_result_read(const cJSON *doc, const char *command, struct stage_result *out,
                       char **error);
 
-/* Payload accessors: a string member or NULL; a number or dflt; a boolean (0 when absent). */
+/* A string member of the payload, or NULL. */
 const char *stage_payload_str(const struct stage_result *r, const char *key);
-double stage_payload_num(const struct stage_result *r, const char *key, double dflt);
-int stage_payload_bool(const struct stage_result *r, const char *key);
 
 #endif
