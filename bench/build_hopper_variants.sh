@@ -15,16 +15,16 @@ shift
 # with no flags, is the landed kernel (the shared build itself); the GPU script judges the others'
 # accuracy against it. Round 2's list (ws, ws_q, ws_qp, base, ws_nopp, ws_seq, ws_fadd,
 # ws_q_d64nc2) and its flags are in bench/results/h200-8e04884-hopper-variants.txt.
+# Names starting with dx_ are diagnostics (SA_TEST_HOPPER_DIAG: results wrong by design): the
+# GPU script times them and skips their accuracy. Round 3's list (qf, c2, c2qf, f2, c2qff2, s4,
+# c2s2, qp) is in bench/results/h200-2e09e54-hopper3-variants.txt.
 all_variants=(
     "landed|"
-    "qf|-DSA_HW_QFUSE=1"
-    "c2|-DSA_HW_CTAS128=2"
-    "c2qf|-DSA_HW_CTAS128=2 -DSA_HW_QFUSE=1"
-    "f2|-DSA_HW_FOLD2=1"
-    "c2qff2|-DSA_HW_CTAS128=2 -DSA_HW_QFUSE=1 -DSA_HW_FOLD2=1"
-    "s4|-DSA_HW_STAGES=4"
-    "c2s2|-DSA_HW_CTAS128=2 -DSA_HW_STAGES=2"
-    "qp|-DSA_HW_PERSIST=1"
+    "p8|-DSA_HW_EXPPOLY=8"
+    "p16|-DSA_HW_EXPPOLY=16"
+    "p24|-DSA_HW_EXPPOLY=24"
+    "dx_nomufu|-DSA_TEST_HOPPER_DIAG=1"
+    "dx_nosoftmax|-DSA_TEST_HOPPER_DIAG=2"
 )
 want=" ${*:-} "
 mkdir -p "$out"
@@ -59,7 +59,9 @@ for f in "$out"/*/ptxas.txt; do
     # per tile, outside the key loop); everything else must not spill.
     case "$f" in *p/ptxas.txt | *p_*/ptxas.txt) ;; *) exit 1 ;; esac
 done
-if grep -h -E "Potential Performance Loss|wgmma.*serializ" "$out"/*/ptxas.txt; then
+# (A diagnostic's wgmma may serialize where its stand-in arithmetic feeds one: it is timed at
+# the shapes it was built to explain, and its ptxas output says so.)
+if grep -h -E "Potential Performance Loss|wgmma.*serializ" $(ls "$out"/*/ptxas.txt | grep -v /dx_); then
     echo "ptxas serialized wgmma in a variant (see $out/*/ptxas.txt)"
     exit 1
 fi

@@ -33,6 +33,7 @@ cp "$DIR/variants.txt" "$OUT/logs/"
 cat "$DIR"/*/ptxas.txt >"$OUT/logs/ptxas.txt" 2>/dev/null
 # bench.py's options for variant $1: no LSE where the kernel quantizes Q (else it would not).
 lse_opt() {
+    case "$1" in dx_*) echo --skip-accuracy; return ;; esac # diagnostics: timed only
     case "$1" in *_nolse) echo --no-lse; return ;; esac
     grep -q "^$1|.*SA_HW_QFUSE=1" "$DIR/variants.txt" && echo --no-lse
 }

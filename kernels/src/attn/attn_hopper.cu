@@ -142,6 +142,51 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
         atomicExch(a.nonfinite, 1);
 }
 
+/* Exponentials per thread and 64-key tile (of 32) computed on the FMA pipe by sa_exp2_fma
+ * instead of MUFU.EX2 (which runs 16 per clock per SM: at D=128 its 4096 exponentials per tile
+ * take as long as the tile's INT8 and FP8 wgmma). 0: all by MUFU. */
+#ifndef SA_HW_EXPPOLY
+#define SA_HW_EXPPOLY 0
+#endif
+/* Test builds only (bench/build_hopper_variants.sh), results wrong by design: 1 = every
+ * exponential a single FMUL (what MUFU costs), 2 = no softmax at all, P = S's bits (what the
+ * tensor work, copies and folds take alone). */
+#ifndef SA_TEST_HOPPER_DIAG
+#define SA_TEST_HOPPER_DIAG 0
+#endif
+
+/* 2^x without MUFU: x = j + f with j = round(x) (the 1.5·2^23 addition), 2^f by a degree-2
+ * minimax polynomial on [-1/2, 1/2] (relative error 1.7e-3, against the 2^-4 of the E4M3 step
+ * P is rounded to next), j added to its exponent field as an integer. x is clamped below at
+ * -126 so that field stays >= 0 (the result is then a denormal, 0 once P is E4M3, as MUFU's
+ * 2^-126 or 0 would be). A NaN x gives a tiny number here, not NaN: the row max is taken with
+ * NaN propagation when this is used (sa_h_rowmax), so a NaN score turns its whole row NaN
+ * through the MUFU exponentials and the rescale, and the non-finite check still sees it. */
+__device__ __forceinline__ float sa_exp2_fma(float x)
+{
+    const float xc = fmaxf(x, -126.0f);
+    const float y = __fadd_rn(xc, 12582912.0f); /* j in the low mantissa bits */
+    const float f = __fsub_rn(xc, __fsub_rn(y, 12582912.0f));
+    const float p = fmaf(fmaf(0.2384277731180191f, f, 0.7034468054771423f), f, 1.0004431009292603f);
+    return __int_as_float(__float_as_int(p) + (int)((uint32_t)__float_as_int(y) << 23));
+}
+/* max(a, b) for the row max: NaN-propagating when some exponentials bypass MUFU (above). */
+__device__ __forceinline__ float sa_h_rowmax(float a, float b)
+{
+    if (SA_HW_EXPPOLY == 0)
+        return fmaxf(a, b);
+    float m;
+    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(m) : "f"(a), "f"(b));
+    return m;
+}
+/* The exponential of score i (of the thread's 32) of a tile. */
+__device__ __forceinline__ float sa_h_exp2(int i, float x)
+{
+    if (SA_TEST_HOPPER_DIAG == 1)
+        return x * 0.0625f;
+    return i < SA_HW_EXPPOLY ? sa_exp2_fma(x) : sa_exp2(x);
+}
+
 /* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
  * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
  * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
@@ -150,6 +195,17 @@ __device__ __forceinline__ void
 sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_h_rows &r,
              const float *ks, int k0, const sa_attn_args &a, int diag, bool need_mask, int tq)
 {
+#if SA_TEST_HOPPER_DIAG == 2
+    {
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                pa[kk][i] = (uint32_t)acc[kk * 16 + i * 4] & 0x3f3f3f3fu;
+        alpha[0] = alpha[1] = 1.0f;
+        (void)r, (void)ks, (void)k0, (void)a, (void)diag, (void)need_mask, (void)tq;
+    }
+#else
     float t[32];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -180,9 +236,9 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
         float m = r.mx[hh];
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
-            m = fmaxf(m, fmaxf(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+            m = sa_h_rowmax(m, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+        m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 1));
+        m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m_use[hh] = m == -INFINITY ? 0.0f : m;
         alpha[hh] = r.mx[hh] == -INFINITY ? 0.0f : sa_exp2((r.mx[hh] - m_use[hh]) * r.qs[hh]);
         r.mx[hh] = m;
@@ -199,13 +255,14 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
             for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
                 for (int e = 0; e < 2; ++e)
-                    t[nt * 4 + 2 * hh + e] = sa_exp2(fmaf(t[nt * 4 + 2 * hh + e], r.qs[hh], mq));
+                    t[nt * 4 + 2 * hh + e] = sa_h_exp2(nt * 4 + 2 * hh + e,
+                                                       fmaf(t[nt * 4 + 2 * hh + e], r.qs[hh], mq));
         }
     } else {
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
             const int hh = (i >> 1) & 1;
-            t[i] = sa_exp2(fmaf(t[i] - m_use[hh], r.qs[hh], P_LOG2));
+            t[i] = sa_h_exp2(i, fmaf(t[i] - m_use[hh], r.qs[hh], P_LOG2));
         }
     }
     if (ROW_SUM) {
@@ -230,6 +287,7 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
                  << 16);
         }
     }
+#endif
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma
