@@ -255,8 +255,8 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
             for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
                 for (int e = 0; e < 2; ++e)
-                    t[nt * 4 + 2 * hh + e] = sa_h_exp2(nt * 4 + 2 * hh + e,
-                                                       fmaf(t[nt * 4 + 2 * hh + e], r.qs[hh], mq));
+                    t[nt * 4 + 2 * hh + e] =
+                        sa_h_exp2(nt * 4 + 2 * hh + e, fmaf(t[nt * 4 + 2 * hh + e], r.qs[hh], mq));
         }
     } else {
 #pragma unroll
