@@ -49,16 +49,19 @@ build/kernels/dump_arch_table: kernels/tests/dump_arch_table.c kernels/archs/sa_
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -g -o $@ kernels/tests/dump_arch_table.c kernels/archs/sa_archs.c
 
-# The public API's argument validation (host C++ in src/api_validate.cu), under ASan/UBSan.
-build/kernels/test_sa_validate: kernels/tests/test_sa_validate.cc kernels/src/api_validate.cu \
-	kernels/src/api_validate.h kernels/tests/sa_check.c $(KERNEL_TEST_HDR)
+# The public API's argument validation and mode policy (host C++ in src/api_validate.cu and
+# src/mode_policy.cu, which reads the arch table), under ASan/UBSan.
+KERNEL_API_HOST_SRC := kernels/src/api_validate.cu kernels/src/mode_policy.cu kernels/archs/sa_archs.c
+KERNEL_API_HOST_HDR := kernels/src/api_validate.h kernels/src/mode_policy.h
+build/kernels/test_sa_validate build/kernels/test_mode_policy: build/kernels/%: kernels/tests/%.cc \
+	$(KERNEL_API_HOST_SRC) $(KERNEL_API_HOST_HDR) kernels/tests/sa_check.c $(KERNEL_TEST_HDR)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 $(filter-out -Wstrict-prototypes,$(WARN)) -O1 -g $(SAN) -Ikernels/tests \
 		-Ikernels/include -Ikernels/src -isystem $(KERNEL_CUDA_HOME)/include -o $@ \
-		-x c++ $< kernels/src/api_validate.cu kernels/tests/sa_check.c -lm
+		-x c++ $< $(KERNEL_API_HOST_SRC) kernels/tests/sa_check.c -lm
 
 kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logic \
-	build/kernels/test_sa_validate build/kernels/dump_arch_table
+	build/kernels/test_sa_validate build/kernels/test_mode_policy build/kernels/dump_arch_table
 	@for t in $(KERNEL_TEST_BIN); do \
 		start=$$(date +%s); $$t || exit 1; \
 		echo "kernel-test: $$(basename $$t) took $$(( $$(date +%s) - start )) s"; \
@@ -69,6 +72,7 @@ kernel-cpu-test: $(KERNEL_TEST_BIN) $(KERNEL_SAN_BIN) build/kernels/test_st_logi
 		echo "kernel-test: $$t (ASan/UBSan) passed in $$(( $$(date +%s) - start )) s"; \
 	done
 	@ASAN_OPTIONS=detect_leaks=1 build/kernels/test_sa_validate
+	@ASAN_OPTIONS=detect_leaks=1 build/kernels/test_mode_policy
 	@sh kernels/tests/test_check_spills.sh
 	@bash kernels/tests/arch-table-check.sh build/kernels/dump_arch_table
 	@build/kernels/test_st_logic build/kernels/selftest-sample.json && \

@@ -8,6 +8,7 @@
 
 #include "../archs/sa_archs.h"
 #include "api_validate.h"
+#include "mode_policy.h"
 #include "sa_context.h"
 #include "sa_internal.h"
 
@@ -288,29 +289,6 @@ const char *sageattn_status_string(sageattn_status s)
         return "params.context is another device's";
     }
     return "unknown status";
-}
-
-const char *sageattn_mode_name(sageattn_mode m)
-{
-    switch (m) {
-    case SAGEATTN_MODE_AUTO:
-        return "auto";
-    case SAGEATTN_MODE_INT8_FP16:
-        return "int8-fp16";
-    case SAGEATTN_MODE_INT8_FP8:
-        return "int8-fp8";
-    case SAGEATTN_MODE_FP16:
-        return "fp16";
-    case SAGEATTN_MODE_INT8_FP8_BS:
-        return "int8-fp8-bs";
-    case SAGEATTN_MODE_INT8_FP8_F16ACC:
-        return "int8-fp8-f16acc";
-    case SAGEATTN_MODE_INT8_FP16_F16ACC:
-        return "int8-fp16-f16acc";
-    case SAGEATTN_MODE_INT8_FP8_WGMMA:
-        return "int8-fp8-wgmma";
-    }
-    return "unknown";
 }
 
 const char *sageattn_last_error(void)

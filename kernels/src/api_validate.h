@@ -8,8 +8,4 @@
  * status and writes a one-line message naming the argument into msg[n]. */
 sageattn_status sa_validate(const sageattn_params *p, char *msg, size_t n, struct sa_problem *out);
 
-/* The mode that runs for `requested` on compute capability cc (major*10+minor). */
-sageattn_status sa_mode_for_cc(sageattn_mode requested, int cc, sageattn_mode *out, char *msg,
-                               size_t n);
-
 #endif

@@ -7,17 +7,10 @@
 #include <string.h>
 
 #include "api_validate.h"
+#include "mode_policy.h"
 #include "sa_check.h"
 
 static char storage[4][1 << 12] __attribute__((aligned(256)));
-
-/* The validation's messages name modes; the library's sageattn_mode_name lives in api.cu, which
- * needs the CUDA runtime, so the test links this one (the names of sageattn.h). */
-extern "C" const char *sageattn_mode_name(sageattn_mode m)
-{
-    static const char *const names[] = {"auto", "int8-fp16", "int8-fp8", "fp16"};
-    return m >= 0 && m < 4 ? names[m] : "unknown";
-}
 
 /* A valid HND problem whose q, k, v and o point into `storage`. */
 static void valid_params(sageattn_params *p)
