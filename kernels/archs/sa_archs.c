@@ -5,9 +5,9 @@
 
 static const struct sa_arch rows[] = {
 #define SA_ARCH(name, major, minor, variant, nvcc_since, nvcc_dropped, kernels_nvcc, kernels_why,  \
-                families, code, in_all, sage_nvcc, sage_code, products)                            \
-    {name,        major,    minor, variant, nvcc_since, nvcc_dropped, kernels_nvcc,                \
-     kernels_why, families, code,  in_all,  sage_nvcc,  sage_code,    products},
+                families, code, in_all, sage_nvcc, sage_code, fp8, auto_modes, products)           \
+    {name,     major, minor,  variant,   nvcc_since, nvcc_dropped, kernels_nvcc, kernels_why,      \
+     families, code,  in_all, sage_nvcc, sage_code,  fp8,          auto_modes,   products},
 #include "archs.def"
 #undef SA_ARCH
 };
@@ -64,6 +64,69 @@ int sa_arch_kernels_for_cc(int major, int minor)
     if (exact_plain >= 0)
         return exact_plain;
     return exact_any >= 0 ? exact_any : below;
+}
+
+/* The row of exactly this compute capability (the first; the per-compute-capability columns are
+ * the same on all of them), else the newest row below it; NULL when there is none. */
+static const struct sa_arch *cc_row(int major, int minor, int *exact)
+{
+    const int cc = major * 10 + minor;
+    const struct sa_arch *below = NULL;
+    for (int i = 0; i < NROWS; i++) {
+        const int rc = rows[i].major * 10 + rows[i].minor;
+        if (rc == cc) {
+            *exact = 1;
+            return &rows[i];
+        }
+        if (rc < cc)
+            below = &rows[i]; /* ascending: the last one is the newest */
+    }
+    *exact = 0;
+    return below;
+}
+
+int sa_cc_has_fp8(int major, int minor)
+{
+    int exact;
+    const struct sa_arch *r = cc_row(major, minor, &exact);
+    return r ? r->fp8 : 0;
+}
+
+const char *sa_cc_auto_modes(int major, int minor)
+{
+    int exact;
+    const struct sa_arch *r = cc_row(major, minor, &exact);
+    if (r && exact)
+        return r->auto_modes;
+    /* A GPU newer than the table, or between its rows: the plain mode of its arithmetic. The
+     * tuned choices (int8-fp8-f16acc for GeForce's half-rate FP32 accumulation, int8-fp16 for
+     * Hopper's emulated FP8 mma.sync) are facts of known GPUs only. */
+    return sa_cc_has_fp8(major, minor) ? "int8-fp8" : "int8-fp16";
+}
+
+const struct sa_arch *sa_arch_oldest_fp8(void)
+{
+    for (int i = 0; i < NROWS; i++)
+        if (rows[i].fp8)
+            return &rows[i];
+    return NULL;
+}
+
+const struct sa_arch *sa_arch_with_family(unsigned family)
+{
+    for (int i = 0; i < NROWS; i++)
+        if (rows[i].families & family)
+            return &rows[i];
+    return NULL;
+}
+
+int sa_family_runs_on(unsigned family, int major, int minor)
+{
+    for (int i = 0; i < NROWS; i++)
+        if ((rows[i].families & family) &&
+            sa_arch_runs_on(rows[i].major, rows[i].minor, rows[i].variant, major, minor))
+            return 1;
+    return 0;
 }
 
 void sa_arch_short_products(const struct sa_arch *r, char *out, size_t n)

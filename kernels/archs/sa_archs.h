@@ -32,6 +32,8 @@ struct sa_arch {
     int in_all;
     const char *sage_nvcc;
     int sage_code;
+    int fp8;                /* FP8 tensor cores on this compute capability */
+    const char *auto_modes; /* "int8-fp8-f16acc,int8-fp8": what auto runs, first runnable */
     const char *products;
 };
 
@@ -53,6 +55,19 @@ int sa_arch_runs_on(int major, int minor, char variant, int cc_major, int cc_min
  * row (12.0 -> sm_120a), else the newest plain row of the same major that runs on it
  * (8.7 -> sm_86); -1 when the kernels have none (7.5, 10.3). */
 int sa_arch_kernels_for_cc(int major, int minor);
+
+/* Facts of a compute capability (the fp8 and auto_modes columns), for any compute capability:
+ * one the table does not know takes fp8 from the newest known one below it (none: 0), and
+ * auto_modes "int8-fp8" with FP8, else "int8-fp16" (no tuning is known for it). */
+int sa_cc_has_fp8(int major, int minor);
+const char *sa_cc_auto_modes(int major, int minor);
+/* The oldest row with FP8 tensor cores (8.9), for messages; NULL when none has. */
+const struct sa_arch *sa_arch_oldest_fp8(void);
+
+/* The first row that builds kernel family `family` (SA_FAMILY_WGMMA: sm_90a); NULL: none. */
+const struct sa_arch *sa_arch_with_family(unsigned family);
+/* Whether some row that builds `family` runs on a GPU of compute capability major.minor. */
+int sa_family_runs_on(unsigned family, int major, int minor);
 
 /* The short product name of row r ("RTX 40" from "RTX 40, L40S, L4") into out[n]; "" when the
  * table names none. */

@@ -23,7 +23,10 @@ extern "C" {
 /* Changes only when an old caller would break. Fields appended to sageattn_params do not change it:
  * the caller's struct_size says which fields it knows (1.0: SAGEATTN_PARAMS_V1_SIZE; 1.1
  * (SAGEATTN_PARAMS_V11_SIZE) adds nonfinite_flag and only_if_nonzero; 1.2 adds context and
- * recompute_nonfinite), and a library older than the caller's struct answers SAGEATTN_ERR_ABI. */
+ * recompute_nonfinite), and a library older than the caller's struct answers SAGEATTN_ERR_ABI.
+ * New functions do not change it either (1.3 adds sageattn_cc_has_fp8): a caller that may load
+ * an older library looks them up (dlsym) before calling. The minor version is the library's
+ * VERSION (libsageattn.so.1.3.0, sageattn.pc). */
 #define SAGEATTN_ABI_VERSION 1
 
 typedef enum sageattn_status {
@@ -195,6 +198,11 @@ sageattn_status sageattn_run(const sageattn_params *p, void *workspace, size_t w
 /* The mode AUTO picks on `device`, or the mode itself when given one the device supports.
  * Returns SAGEATTN_OK or why the mode cannot run there. */
 sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sageattn_mode *out);
+
+/* ABI 1.3: 1 when GPUs of compute capability cc_major.cc_minor have FP8 tensor cores, which the
+ * FP8 P·V modes (int8-fp8 and its variants) need, else 0 (those modes are then refused), from
+ * the arch table the library was built with. Needs no GPU and no CUDA call. */
+int sageattn_cc_has_fp8(int cc_major, int cc_minor);
 
 const char *sageattn_status_string(sageattn_status s);
 /* "auto" "int8-fp16" "int8-fp8" "fp16" "int8-fp8-bs" "int8-fp8-f16acc" "int8-fp16-f16acc"

@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 
+#include "../archs/sa_archs.h"
 #include "mode_policy.h"
 #include "sa_check.h"
 
@@ -102,7 +103,7 @@ static void check_explicit_full(const struct cc_case *c, const struct sa_build_c
         CHECK(s == SAGEATTN_ERR_UNSUPPORTED_MODE, "%s on %d accepted", name, c->cc);
         const char *why = is_fp8(name) && !listed(c->accepted, "int8-fp8")
                               ? "needs FP8 tensor cores (compute capability 8.9 or newer)"
-                              : "runs on Hopper only";
+                              : "runs only on compute capability 9.0 (sm_90a code: H100/H200";
         CHECK(strstr(msg, why) != NULL, "%s on %d: message '%s', want '%s'", name, c->cc, msg, why);
     }
 }
@@ -135,6 +136,36 @@ static void check_missing_features(const struct cc_case *c)
     }
 }
 
+/* Every name in the table's auto_modes is a mode of sageattn.h (a misspelt one would be skipped
+ * without a word), and auto in a full build runs the first one on every row's GPUs. */
+static void check_table_names(const struct sa_build_caps *full)
+{
+    for (int i = 0; i < sa_arch_count(); i++) {
+        const struct sa_arch *r = sa_arch_at(i);
+        CHECK(*r->auto_modes != '\0', "%s lists no auto mode", r->name);
+        char first[64] = "";
+        for (const char *p = r->auto_modes; *p;) {
+            const size_t len = strcspn(p, ",");
+            int known = 0;
+            for (int m = FIRST_MODE; m <= LAST_MODE; ++m) {
+                const char *name = sageattn_mode_name((sageattn_mode)m);
+                known |= strlen(name) == len && strncmp(name, p, len) == 0;
+            }
+            CHECK(known, "%s: '%.*s' in auto_modes is not a mode", r->name, (int)len, p);
+            if (!*first)
+                snprintf(first, sizeof first, "%.*s", (int)len, p);
+            p += len + (p[len] == ',');
+        }
+        char msg[512] = "";
+        sageattn_mode got = SAGEATTN_MODE_AUTO;
+        sageattn_status s = sa_mode_policy(SAGEATTN_MODE_AUTO, r->major * 10 + r->minor, full, &got,
+                                           msg, sizeof msg);
+        CHECK(s == SAGEATTN_OK && strcmp(sageattn_mode_name(got), first) == 0,
+              "auto on %s's GPUs: %s, the table's first choice %s (%s)", r->name,
+              sageattn_mode_name(got), first, msg);
+    }
+}
+
 int main()
 {
     const struct sa_build_caps full = {1, 1, "sm_80,sm_90,sm_90a"};
@@ -147,6 +178,7 @@ int main()
         check_explicit_full(&c, &full);
         check_missing_features(&c);
     }
+    check_table_names(&full);
     /* values that are no mode at all */
     for (int v : {-1, LAST_MODE + 1, 99}) {
         char msg[512] = "";

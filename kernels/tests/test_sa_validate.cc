@@ -151,7 +151,7 @@ int main()
     sageattn_mode resolved = SAGEATTN_MODE_AUTO;
     CHECK(sa_mode_for_cc(SAGEATTN_MODE_INT8_FP8_WGMMA, 89, &resolved, msg, sizeof msg) ==
                   SAGEATTN_ERR_UNSUPPORTED_MODE &&
-              strstr(msg, "Hopper only") != NULL,
+              strstr(msg, "runs only on compute capability 9.0 (sm_90a code") != NULL,
           "wgmma on 8.9: %s", msg);
     CHECK(sa_mode_for_cc(SAGEATTN_MODE_INT8_FP8_WGMMA, 90, &resolved, msg, sizeof msg) ==
                   SAGEATTN_ERR_UNSUPPORTED_MODE &&

@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "share", "python"))
 
 from sageattention import _dispatch as D  # noqa: E402
+from sageattention import _lib  # noqa: E402
 
 KNOWN = {"auto": 0, "int8-fp16": 1, "int8-fp8": 2, "fp16": 3}
 
@@ -162,13 +163,39 @@ class Modes(unittest.TestCase):
         self.assertEqual(D.recommended_or_auto("int8-fp8-new", KNOWN), "auto")
         self.assertEqual(D.recommended_or_auto(None, KNOWN), "auto")
 
-    def test_fp8_needs_8_9(self):
-        self.assertEqual(D.mode_for_device("int8-fp8", (8, 6)), "int8-fp16")
-        self.assertEqual(D.mode_for_device("int8-fp8-fp16acc", (8, 0)), "int8-fp16")
-        self.assertEqual(D.mode_for_device("int8-fp8", (8, 9)), "int8-fp8")
-        self.assertEqual(D.mode_for_device("int8-fp8", (12, 0)), "int8-fp8")
-        self.assertEqual(D.mode_for_device("int8-fp16", (7, 5)), "int8-fp16")
-        self.assertEqual(D.mode_for_device("auto", (8, 0)), "auto")
+    def test_fp8_modes_need_fp8_tensor_cores(self):
+        self.assertEqual(D.mode_for_device("int8-fp8", False), "int8-fp16")
+        self.assertEqual(D.mode_for_device("int8-fp8-f16acc", False), "int8-fp16")
+        self.assertEqual(D.mode_for_device("int8-fp8-wgmma", False), "int8-fp16")
+        self.assertEqual(D.mode_for_device("int8-fp8", True), "int8-fp8")
+        self.assertEqual(D.mode_for_device("int8-fp8-wgmma", True), "int8-fp8-wgmma")
+        self.assertEqual(D.mode_for_device("int8-fp16", False), "int8-fp16")
+        self.assertEqual(D.mode_for_device("fp16", False), "fp16")
+        self.assertEqual(D.mode_for_device("auto", False), "auto")
+
+
+# Which GPUs ran int8-fp16 for an FP8 mode before the library was asked (the rule libraries
+# before ABI 1.3 hard-coded): the fallback for such a library must keep exactly this.
+FP8_BY_CC = {(3, 0): False, (7, 5): False, (8, 0): False, (8, 6): False, (8, 7): False,
+             (8, 8): False, (8, 9): True, (9, 0): True, (9, 5): True, (10, 0): True,
+             (12, 0): True, (12, 1): True, (13, 0): True}
+
+
+class Fp8Capability(unittest.TestCase):
+    def test_a_library_before_abi_1_3_keeps_the_old_rule(self):
+        for cc, has in FP8_BY_CC.items():
+            self.assertEqual(_lib.cc_has_fp8(None, cc), has, cc)
+
+    def test_the_library_is_asked_when_it_can_answer(self):
+        asked = []
+
+        def table(major, minor):
+            asked.append((major, minor))
+            return 1 if (major, minor) == (7, 5) else 0
+
+        self.assertTrue(_lib.cc_has_fp8(table, (7, 5)))
+        self.assertFalse(_lib.cc_has_fp8(table, (12, 0)))
+        self.assertEqual(asked, [(7, 5), (12, 0)])
 
 
 class Alignment(unittest.TestCase):

@@ -59,6 +59,9 @@ class FakeLibrary:
     def resolve_mode(self, value, device):
         return MODES["int8-fp16"] if value == 0 else value
 
+    def cc_has_fp8(self, cc):
+        return _lib.cc_has_fp8(None, cc)  # as a library before ABI 1.3
+
     def workspace_size(self, p, device):
         self.workspace_queries += 1
         if p.mode == MODES["fp16"]:

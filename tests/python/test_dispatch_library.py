@@ -1,7 +1,8 @@
 """The drop-in's loader against a real libsageattn, without a GPU: it loads by absolute path,
-finds the modes by name, knows the 1.1 and 1.2 params structs are accepted, reads the archs, and turns a
-C status into an exception with the library's message. Uses $SAGEATTENTION_LIBRARY, else the
-library `make kernel-test` built (kernels/build/ci/<arch>/install/lib); skips without one."""
+finds the modes by name, knows the 1.1 and 1.2 params structs are accepted, reads the archs, asks
+the arch table which GPUs have FP8 tensor cores (ABI 1.3), and turns a C status into an
+exception with the library's message. Uses $SAGEATTENTION_LIBRARY, else the library
+`make kernel-test` built (kernels/build/ci/<arch>/install/lib); skips without one."""
 
 import glob
 import os
@@ -50,6 +51,14 @@ class RealLibrary(unittest.TestCase):
             self.lib.create_context(1 << 20)
         self.assertEqual(cm.exception.status, 10)  # SAGEATTN_ERR_CUDA, with CUDA's message
         self.assertIn("sageattn_context_create", str(cm.exception))
+
+    def test_fp8_capability_comes_from_the_arch_table(self):
+        # ABI 1.3, and the same answer as the rule of the libraries before it, for every cc
+        self.assertIsNotNone(self.lib._cc_has_fp8)
+        for major in range(3, 14):
+            for minor in range(10):
+                self.assertEqual(self.lib.cc_has_fp8((major, minor)), (major, minor) >= (8, 9),
+                                 (major, minor))
 
     def test_archs_and_abi(self):
         self.assertEqual(self.lib.abi_version, 1)

@@ -1,8 +1,8 @@
 /* kernels/archs/archs.def is the one table of arch facts: these tests fail when a row
  * contradicts itself or when the CLI's readers of it (probe/arch.c for nvcc's floors and
  * doctor, kernel_build/arch.c for --arch) answer differently from the row. CMake's reading is
- * checked by kernels/tests/arch-table-check.sh, the self-test's by kernels/tests/test_st_logic.c.
- */
+ * checked by kernels/tests/arch-table-check.sh, the self-test's by kernels/tests/test_st_logic.c,
+ * the library's mode policy (fp8, auto_modes) by kernels/tests/test_mode_policy.cc. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -192,6 +192,76 @@ static void each_gpu_gets_a_row_that_runs_on_it(void **state)
         }
 }
 
+/* The per-compute-capability columns (fp8, auto_modes): the same on every row of a compute
+ * capability (readers take any one), FP8 from some compute capability on and never off again
+ * (a GPU the table does not know takes it from the one below), and FP8 modes listed for auto
+ * only where there are FP8 tensor cores. Names are checked against the library's modes by
+ * kernels/tests/test_mode_policy.cc. */
+static void mode_columns_are_per_compute_capability(void **state)
+{
+    (void)state;
+    int seen_fp8 = 0;
+    for (int i = 0; i < sa_arch_count(); i++) {
+        const struct sa_arch *r = sa_arch_at(i);
+        assert_true(r->fp8 == 0 || r->fp8 == 1);
+        assert_true(*r->auto_modes);
+        assert_null(strchr(r->auto_modes, ' '));
+        if (seen_fp8)
+            assert_int_equal(r->fp8, 1);
+        seen_fp8 |= r->fp8;
+        if (!r->fp8)
+            assert_null(strstr(r->auto_modes, "int8-fp8"));
+        if (i > 0) {
+            const struct sa_arch *p = sa_arch_at(i - 1);
+            if (p->major == r->major && p->minor == r->minor) {
+                assert_int_equal(p->fp8, r->fp8);
+                assert_string_equal(p->auto_modes, r->auto_modes);
+            }
+        }
+        /* the readers answer the row, for a GPU of its compute capability */
+        assert_int_equal(sa_cc_has_fp8(r->major, r->minor), r->fp8);
+        assert_string_equal(sa_cc_auto_modes(r->major, r->minor), r->auto_modes);
+    }
+    assert_true(seen_fp8);
+    const struct sa_arch *oldest = sa_arch_oldest_fp8();
+    assert_non_null(oldest);
+    assert_int_equal(oldest->major * 10 + oldest->minor, 89);
+}
+
+/* A compute capability between the table's rows or past its newest one. */
+static void unknown_compute_capabilities_take_the_plain_mode(void **state)
+{
+    (void)state;
+    const struct {
+        int major, minor, fp8;
+        const char *auto_modes;
+    } cases[] = {
+        {3, 0, 0, "int8-fp16"}, {7, 7, 0, "int8-fp16"}, {9, 5, 1, "int8-fp8"},
+        {10, 5, 1, "int8-fp8"}, {12, 2, 1, "int8-fp8"}, {13, 0, 1, "int8-fp8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int r = 0; r < sa_arch_count(); r++) /* really unknown */
+            assert_false(sa_arch_at(r)->major == cases[i].major &&
+                         sa_arch_at(r)->minor == cases[i].minor);
+        assert_int_equal(sa_cc_has_fp8(cases[i].major, cases[i].minor), cases[i].fp8);
+        assert_string_equal(sa_cc_auto_modes(cases[i].major, cases[i].minor), cases[i].auto_modes);
+    }
+}
+
+/* int8-fp8-wgmma's family runs where its rows' code runs: cc 9.0 only. */
+static void the_wgmma_family_runs_on_its_rows_gpus(void **state)
+{
+    (void)state;
+    const struct sa_arch *w = sa_arch_with_family(SA_FAMILY_WGMMA);
+    assert_non_null(w);
+    assert_string_equal(w->name, "sm_90a");
+    for (int major = 3; major <= 13; major++)
+        for (int minor = 0; minor <= 9; minor++)
+            assert_int_equal(sa_family_runs_on(SA_FAMILY_WGMMA, major, minor),
+                             major == 9 && minor == 0);
+    assert_true(sa_family_runs_on(SA_FAMILY_MMA, 8, 7)); /* sm_86 code on a Jetson Orin */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +270,9 @@ int main(void)
         cmocka_unit_test(probe_reads_the_table),
         cmocka_unit_test(build_reads_the_table),
         cmocka_unit_test(each_gpu_gets_a_row_that_runs_on_it),
+        cmocka_unit_test(mode_columns_are_per_compute_capability),
+        cmocka_unit_test(unknown_compute_capabilities_take_the_plain_mode),
+        cmocka_unit_test(the_wgmma_family_runs_on_its_rows_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,12 @@ int main(void)
     }
     if (check_struct_versions() != 0)
         return 1;
+    /* ABI 1.3: the arch table's FP8 fact, without a GPU */
+    if (sageattn_cc_has_fp8(8, 9) != 1 || sageattn_cc_has_fp8(8, 6) != 0) {
+        fprintf(stderr, "sageattn_cc_has_fp8: 8.9 -> %d, 8.6 -> %d\n", sageattn_cc_has_fp8(8, 9),
+                sageattn_cc_has_fp8(8, 6));
+        return 1;
+    }
     printf("abi=%d archs=%s mode=%s\n", sageattn_abi_version(), sageattn_built_archs(),
            sageattn_mode_name(SAGEATTN_MODE_INT8_FP8));
     return 0;

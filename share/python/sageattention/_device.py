@@ -83,7 +83,7 @@ class DeviceState:
         name = _dispatch.requested_mode(function, pv_accum_dtype, forced, lib.modes, safe_modes)
         if name == _dispatch.RECOMMENDED:
             name = _dispatch.recommended_or_auto(rec_mode, lib.modes)
-        name = _dispatch.mode_for_device(name, self.cc)
+        name = _dispatch.mode_for_device(name, lib.cc_has_fp8(self.cc))
         value = lib.mode_value(name)
         try:
             value = lib.resolve_mode(value, self.index)

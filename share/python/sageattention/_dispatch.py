@@ -35,9 +35,11 @@ PV_ACCUM_VARIANTS = {
     ("int8-fp16", "fp16"): ("int8-fp16-f16acc",),
 }
 
-# Modes that need FP8 tensor cores (compute capability 8.9+): below it, int8-fp16 runs instead.
+# Modes that need FP8 tensor cores: on a GPU without them, int8-fp16 runs instead. Which GPUs
+# have them is the library's arch table's fact (Library.cc_has_fp8); a library before ABI 1.3
+# cannot say, and hard-coded 8.9 and newer itself, so for it that rule is the exact one.
 FP8_MODE_PREFIX = "int8-fp8"
-FP8_MIN_CC = (8, 9)
+FP8_MIN_CC_BEFORE_ABI_1_3 = (8, 9)
 FALLBACK_FOR_FP8 = "int8-fp16"
 
 # The mode a call is recomputed in when a quantized one wrote a non-finite value.
@@ -198,10 +200,10 @@ def recommended_or_auto(record_mode, known_modes):
     return record_mode if record_mode and record_mode in known_modes else "auto"
 
 
-def mode_for_device(mode, cc):
-    """The mode that runs on compute capability cc = (major, minor): FP8 P·V modes need 8.9+,
-    and below it the call runs int8-fp16 (upstream's fp8 functions fail there instead)."""
-    if mode.startswith(FP8_MODE_PREFIX) and tuple(cc) < FP8_MIN_CC:
+def mode_for_device(mode, has_fp8):
+    """The mode that runs on a GPU with (has_fp8) or without FP8 tensor cores: without them an
+    FP8 P·V mode runs int8-fp16 (upstream's fp8 functions fail there instead)."""
+    if mode.startswith(FP8_MODE_PREFIX) and not has_fp8:
         return FALLBACK_FOR_FP8
     return mode
 

@@ -136,6 +136,11 @@ class Library:
             self._context_create.restype = ctypes.c_int
             lib.sageattn_context_destroy.argtypes = [ctypes.c_void_p]
             lib.sageattn_context_destroy.restype = None
+        # ABI 1.3: the arch table's FP8 fact (absent from older libraries).
+        self._cc_has_fp8 = getattr(lib, "sageattn_cc_has_fp8", None)
+        if self._cc_has_fp8 is not None:
+            self._cc_has_fp8.argtypes = [ctypes.c_int, ctypes.c_int]
+            self._cc_has_fp8.restype = ctypes.c_int
         self.abi_version = lib.sageattn_abi_version()
         if self.abi_version != 1:
             raise RuntimeError("libsageattn at %s has ABI %d; this package speaks ABI 1"
@@ -201,6 +206,10 @@ class Library:
         self.check(status, "sageattn_resolve_mode")
         return out.value
 
+    def cc_has_fp8(self, cc):
+        """Whether GPUs of compute capability cc = (major, minor) have FP8 tensor cores."""
+        return cc_has_fp8(self._cc_has_fp8, cc)
+
     def create_context(self, device):
         """A new sageattn_context for `device` (ABI 1.2) as an int handle; the caller keeps it
         for the process's lifetime or frees it with destroy_context."""
@@ -221,6 +230,19 @@ class Library:
         status = self._lib.sageattn_run(ctypes.byref(params), workspace_ptr, workspace_bytes,
                                         stream)
         self.check(status, "sageattn_run")
+
+
+def cc_has_fp8(c_function, cc):
+    """Whether GPUs of compute capability cc have FP8 tensor cores, as the library's
+    sageattn_cc_has_fp8 (c_function; ABI 1.3) says, else by the rule of the libraries before it.
+
+    The library is asked, rather than a constant generated from kernels/archs/archs.def into the
+    wheel, because the library is what refuses an FP8 mode: its answer cannot disagree with what
+    then runs, also when SAGEATTENTION_LIBRARY points at another build; and the package stays
+    plain source, with no generated file that the source tree (the tests) would lack."""
+    if c_function is None:
+        return tuple(cc) >= _dispatch.FP8_MIN_CC_BEFORE_ABI_1_3
+    return bool(c_function(cc[0], cc[1]))
 
 
 def _text(raw):
