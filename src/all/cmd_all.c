@@ -176,7 +176,8 @@ static enum opt_result parse_opts(int argc, char **argv, struct all_opts *o)
         {.kind = OPT_STRING,
          .name = "python",
          .arg = "PY",
-         .help = "install into this python (e.g. ~/ComfyUI/venv/bin/python) and compare a real "
+         .help = "build for its torch (of several fetched toolkits, the one matching its CUDA), "
+                 "install into this python (e.g. ~/ComfyUI/venv/bin/python) and compare a real "
                  "call with torch SDPA (--yes also replaces an upstream SageAttention there)",
          .dest = &o->python},
         {.kind = OPT_FLAG,
@@ -487,6 +488,10 @@ static char *stage_build(struct run *r, const char *archs, const char *cuda_home
     if (cuda_home) {
         args_add(&args, "--cuda-home");
         args_add(&args, cuda_home);
+    }
+    if (r->o->python) { /* of several fetched toolkits, the one matching PY's torch */
+        args_add(&args, "--python");
+        args_add(&args, r->o->python);
     }
     if (r->o->out) {
         args_add(&args, "--out");

@@ -109,7 +109,7 @@ static char *toolkit_by_torch_rules(int json, char **found_by, int *rc)
  * how it was found. */
 static char *find_toolkit(const struct env_args *a, char **found_by, int *rc)
 {
-    char *prefix = a->prefix ? fs_realpath(a->prefix) : toolkit_find_fetched(NULL, NULL);
+    char *prefix = a->prefix ? fs_realpath(a->prefix) : toolkit_find_fetched(NULL, NULL, NULL);
     if (prefix || a->prefix)
         *found_by = xstrdup(a->prefix ? "--prefix" : "fetched toolkit");
     else if (!(prefix = toolkit_by_torch_rules(a->json, found_by, rc)))

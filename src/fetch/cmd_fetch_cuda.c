@@ -455,7 +455,7 @@ static int plan_fetch(struct fetch_run *r, char **err)
         return -1;
     }
     if (!a->cuda && !a->manifest)
-        r->torch_cuda = toolkit_torch_cuda(&r->torch_note);
+        r->torch_cuda = toolkit_torch_cuda(NULL, &r->torch_note);
     struct source_request sr = {
         .cuda = a->cuda,
         .default_release = r->torch_cuda,

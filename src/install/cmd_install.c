@@ -230,6 +230,7 @@ static int build_with(struct install_run *r, const char *arch)
     bo.arch = arch;
     bo.out = r->build_dir;
     bo.cuda_home = r->o->cuda_home;
+    bo.python = r->o->python; /* the toolkit matching the torch it installs for */
     bo.json = r->o->json;
     struct build_outcome res;
     memset(&res, 0, sizeof res);

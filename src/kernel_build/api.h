@@ -9,6 +9,7 @@
 struct build_opts {
     const char *arch; /* "native" by default */
     const char *cuda_home;
+    const char *python; /* whose torch picks among fetched toolkits; NULL: $SAGEBUILD_PYTHON */
     const char *host_cc;
     const char *out; /* NULL: the default output folder */
     const char *head_dims;

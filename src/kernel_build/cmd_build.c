@@ -59,6 +59,12 @@ static enum opt_result parse_opts(int argc, char **argv, struct build_opts *o)
                  "/usr/local/cuda",
          .dest = &o->cuda_home},
         {.kind = OPT_STRING,
+         .name = "python",
+         .arg = "PY",
+         .help = "the python whose torch's CUDA picks among the toolkits fetch-cuda installed "
+                 "(default $SAGEBUILD_PYTHON, else python3)",
+         .dest = &o->python},
+        {.kind = OPT_STRING,
          .name = "host-cc",
          .arg = "PATH",
          .help = "the host C++ compiler for nvcc (-ccbin); default: $CUDAHOSTCXX, $CXX, $CC, "
@@ -376,7 +382,7 @@ static int choose_archs(struct build_job *j)
 static int choose_tools(struct build_job *j)
 {
     char *err = NULL, *fix = NULL;
-    if (toolchain_choose_cuda(j->o->cuda_home, &j->tc, &err, &fix) < 0) {
+    if (toolchain_choose_cuda(j->o->cuda_home, j->o->python, &j->tc, &err, &fix) < 0) {
         build_outcome_error(j->res, SB_EXIT_ERROR, err, fix);
         return -1;
     }

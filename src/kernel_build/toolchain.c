@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int toolchain_choose_cuda(const char *flag_cuda_home, struct toolchain *tc, char **error,
-                          char **fix)
+int toolchain_choose_cuda(const char *flag_cuda_home, const char *python, struct toolchain *tc,
+                          char **error, char **fix)
 {
     memset(tc, 0, sizeof *tc);
     *error = *fix = NULL;
@@ -16,7 +16,7 @@ int toolchain_choose_cuda(const char *flag_cuda_home, struct toolchain *tc, char
     if (flag_cuda_home) {
         tc->cuda_home = xstrdup(flag_cuda_home);
         tc->chosen_by = "--cuda-home";
-    } else if ((tc->cuda_home = toolkit_find_fetched(NULL, &rule))) {
+    } else if ((tc->cuda_home = toolkit_find_fetched(NULL, python, &rule))) {
         tc->chosen_by = "fetched toolkit";
         if (rule != TOOLKIT_PICK_ONLY)
             tc->cuda_note =

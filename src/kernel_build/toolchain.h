@@ -21,9 +21,10 @@ struct toolchain {
     char *host_note; /* e.g. "g++ 15.1 is newer than nvcc 12.8 accepts; using g++-14" */
 };
 
-/* Picks CUDA_HOME and probes its nvcc. 0, or -1 with *error and *fix (heap). */
-int toolchain_choose_cuda(const char *flag_cuda_home, struct toolchain *tc, char **error,
-                          char **fix);
+/* Picks CUDA_HOME and probes its nvcc; of several fetched toolkits, the one matching the CUDA of
+ * python's torch (NULL: $SAGEBUILD_PYTHON, else python3). 0, or -1 with *error and *fix (heap). */
+int toolchain_choose_cuda(const char *flag_cuda_home, const char *python, struct toolchain *tc,
+                          char **error, char **fix);
 
 /* Picks the host C++ compiler: flag_host_cc, else CMake's default (toolchain/host.h); when that
  * one is too new, the newest g++-N on PATH within the limit. A --host-cc that is too new is

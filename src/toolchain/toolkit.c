@@ -100,13 +100,13 @@ static char **list_fetched(const char *dir, int *n)
     return names;
 }
 
-char *toolkit_find_fetched(const char *data_dir, enum toolkit_pick_rule *rule)
+char *toolkit_find_fetched(const char *data_dir, const char *python, enum toolkit_pick_rule *rule)
 {
     char *own = data_dir ? NULL : xdg_data_dir();
     const char *dir = data_dir ? data_dir : own;
     int n = 0;
     char **names = dir ? list_fetched(dir, &n) : NULL;
-    char *torch = n > 1 ? toolkit_torch_cuda(NULL) : NULL;
+    char *torch = n > 1 ? toolkit_torch_cuda(python, NULL) : NULL;
     int best = toolkit_pick_fetched((const char *const *)names, n, torch, rule);
     char *found = best >= 0 ? fs_join(dir, names[best]) : NULL;
     for (int i = 0; i < n; i++)
@@ -117,12 +117,12 @@ char *toolkit_find_fetched(const char *data_dir, enum toolkit_pick_rule *rule)
     return found;
 }
 
-char *toolkit_torch_cuda(char **note)
+char *toolkit_torch_cuda(const char *python, char **note)
 {
     struct torch_info ti;
     memset(&ti, 0, sizeof ti);
     char *out = NULL;
-    if (probe_torch(getenv("SAGEBUILD_PYTHON"), NULL, &ti) == 0 && ti.cuda) {
+    if (probe_torch(python ? python : getenv("SAGEBUILD_PYTHON"), NULL, &ti) == 0 && ti.cuda) {
         out = xstrdup(ti.cuda);
     } else if (note) {
         *note = ti.found ? xasprintf("torch %s at %s is not a CUDA build",

@@ -34,13 +34,13 @@ char *toolkit_fetched_prefix(const char *release);
 
 /* The fetched toolkit to use under data_dir (NULL: $XDG_DATA_HOME/sagebuild): candidates must hold
  * an executable bin/nvcc (a half-written staging folder or an unrelated cuda-* folder must not win
- * by its name); torch is asked for its CUDA only when there are two or more. Heap path or NULL;
- * *rule (may be NULL) says why. */
-char *toolkit_find_fetched(const char *data_dir, enum toolkit_pick_rule *rule);
+ * by its name); the torch of `python` (toolkit_torch_cuda) is asked for its CUDA only when there
+ * are two or more. Heap path or NULL; *rule (may be NULL) says why. */
+char *toolkit_find_fetched(const char *data_dir, const char *python, enum toolkit_pick_rule *rule);
 
-/* torch's CUDA version ("13.0") from the version.py of the torch that $SAGEBUILD_PYTHON (else
- * python3) finds, without importing it; NULL when there is none, with *note (may be NULL)
- * saying why. */
-char *toolkit_torch_cuda(char **note);
+/* torch's CUDA version ("13.0") from the version.py of the torch that `python` (NULL:
+ * $SAGEBUILD_PYTHON, else python3) finds, without importing it; NULL when there is none, with
+ * *note (may be NULL) saying why. */
+char *toolkit_torch_cuda(const char *python, char **note);
 
 #endif

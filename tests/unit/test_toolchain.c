@@ -65,7 +65,7 @@ static void finds_fetched_toolkits_with_an_nvcc(void **state)
     char tmpl[] = "/tmp/sb-toolkits-XXXXXX";
     assert_non_null(mkdtemp(tmpl));
     enum toolkit_pick_rule rule;
-    assert_null(toolkit_find_fetched(tmpl, &rule));
+    assert_null(toolkit_find_fetched(tmpl, NULL, &rule));
     assert_int_equal(rule, TOOLKIT_PICK_NONE);
     mk_nvcc(tmpl, "cuda-12.8.1", 0755);
     mk_nvcc(tmpl, "cuda-13.0.2", 0644); /* not executable: not a toolkit */
@@ -74,14 +74,14 @@ static void finds_fetched_toolkits_with_an_nvcc(void **state)
     fs_mkdir_p(dir, 0755);
     free(dir);
     /* one candidate: used without asking torch */
-    char *found = toolkit_find_fetched(tmpl, &rule);
+    char *found = toolkit_find_fetched(tmpl, NULL, &rule);
     char *want = fs_join(tmpl, "cuda-12.8.1");
     assert_string_equal(found, want);
     assert_int_equal(rule, TOOLKIT_PICK_ONLY);
     free(found);
     free(want);
     char *missing = fs_join(tmpl, "nowhere");
-    assert_null(toolkit_find_fetched(missing, NULL));
+    assert_null(toolkit_find_fetched(missing, NULL, NULL));
     free(missing);
     fs_remove_tree(tmpl);
 }
