@@ -18,13 +18,10 @@ shift
 # Names starting with dx_ are diagnostics (SA_TEST_HOPPER_DIAG: results wrong by design): the
 # GPU script times them and skips their accuracy. Round 3's list (qf, c2, c2qf, f2, c2qff2, s4,
 # c2s2, qp) is in bench/results/h200-2e09e54-hopper3-variants.txt.
+# Round 5's (p8, p16, p24, dx_nomufu, dx_nosoftmax): bench/results/h200-816edba-hopper5-variants.md.
 all_variants=(
     "landed|"
-    "p8|-DSA_HW_EXPPOLY=8"
-    "p16|-DSA_HW_EXPPOLY=16"
-    "p24|-DSA_HW_EXPPOLY=24"
-    "dx_nomufu|-DSA_TEST_HOPPER_DIAG=1"
-    "dx_nosoftmax|-DSA_TEST_HOPPER_DIAG=2"
+    "kg|-DSA_H_KGROUP=1"
 )
 want=" ${*:-} "
 mkdir -p "$out"
@@ -32,8 +29,11 @@ shared=$out/${all_variants[0]%%|*}
 bash "$root/bench/build.sh" "$shared" sm_90a
 : >"$out/variants.txt"
 objs=()
+# Per variant: the Hopper kernels and the pre-pass (SA_H_KGROUP changes what K's quantizer writes).
+per_variant="attn_hopper quant"
 for o in "$shared"/obj/*.o; do
-    [ "$(basename "$o")" = attn_hopper.cu.o ] || objs+=("$o")
+    case " $per_variant " in *" $(basename "$o" .cu.o) "*) continue ;; esac
+    objs+=("$o")
 done
 for v in "${all_variants[@]}"; do
     name=${v%%|*}
@@ -42,13 +42,17 @@ for v in "${all_variants[@]}"; do
     echo "$name|$flags" >>"$out/variants.txt"
     [ -z "$flags" ] && continue # the shared build
     mkdir -p "$out/$name"
-    # shellcheck disable=SC2086
-    nvcc -std=c++17 -O3 $flags -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror=all-warnings \
-        -gencode arch=compute_90a,code=sm_90a -DSA_WITH_HOPPER=1 -DSA_BUILT_ARCHS='"sm_90a"' \
-        -I"$root/kernels/include" -Xptxas -v -c "$root/kernels/src/attn/attn_hopper.cu" \
-        -o "$out/$name/attn_hopper.o" >"$out/$name/ptxas.txt" 2>&1 ||
-        { cat "$out/$name/ptxas.txt"; exit 1; }
-    nvcc -shared -Xlinker --no-undefined -o "$out/$name/libsageattn.so" "${objs[@]}" "$out/$name/attn_hopper.o"
+    : >"$out/$name/ptxas.txt"
+    for src in $per_variant; do
+        # shellcheck disable=SC2086
+        nvcc -std=c++17 -O3 $flags -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror=all-warnings \
+            -gencode arch=compute_90a,code=sm_90a -DSA_WITH_HOPPER=1 -DSA_BUILT_ARCHS='"sm_90a"' \
+            -I"$root/kernels/include" -Xptxas -v -c "$root/kernels/src/attn/$src.cu" \
+            -o "$out/$name/$src.o" >>"$out/$name/ptxas.txt" 2>&1 ||
+            { cat "$out/$name/ptxas.txt"; exit 1; }
+    done
+    nvcc -shared -Xlinker --no-undefined -o "$out/$name/libsageattn.so" "${objs[@]}" \
+        "$out/$name/attn_hopper.o" "$out/$name/quant.o"
     echo "built $out/$name/libsageattn.so ($flags)"
 done
 for f in "$out"/*/ptxas.txt; do

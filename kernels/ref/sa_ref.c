@@ -77,6 +77,33 @@ static void quantize_rows(const float *x, int rows, int dp, int group, int8_t *q
     }
 }
 
+/* K by the groups of SA_H_KGROUP: in each k_tile-key tile, key j belongs to group (j % 8) / 2
+ * (the keys one lane quad of the wgmma kernel holds); one scale per group, as quantize_rows. */
+static void quantize_lane_groups(const float *x, int rows, int dp, int k_tile, int8_t *q,
+                                 float *scale)
+{
+    for (int t0 = 0; t0 < rows; t0 += k_tile) {
+        int t1 = t0 + k_tile < rows ? t0 + k_tile : rows;
+        for (int g = 0; g < 4; g++) {
+            float amax = 0.0f;
+            for (int r = t0; r < t1; r++)
+                if ((r % 8) / 2 == g)
+                    for (int c = 0; c < dp; c++)
+                        amax = fmaxf(amax, fabsf(x[(size_t)r * dp + c]));
+            if (amax == 0.0f)
+                amax = 1.0f;
+            float inv = SA_INT8_MAX / amax;
+            for (int r = t0; r < t1; r++) {
+                if ((r % 8) / 2 != g)
+                    continue;
+                scale[r] = amax / SA_INT8_MAX;
+                for (int c = 0; c < dp; c++)
+                    q[(size_t)r * dp + c] = sa_f32_to_int8(x[(size_t)r * dp + c] * inv);
+            }
+        }
+    }
+}
+
 /* One (batch, kv head): the key and value operands as the main loop sees them. */
 struct kv_operands {
     float *k;      /* [lkv][dp], mean-subtracted when smoothing (fp16 mode: raw) */
@@ -110,7 +137,9 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
             for (int c = 0; c < dp; c++)
                 kv->k[(size_t)j * dp + c] -= kv->kmean[c];
     }
-    if (quantized)
+    if (quantized && cfg->k_lane_groups)
+        quantize_lane_groups(kv->k, lkv, dp, cfg->k_tile, kv->kq, kv->kscale);
+    else if (quantized)
         quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
     for (int c = 0; c < dp; c++)
         kv->vscale[c] = 1.0f;

@@ -27,6 +27,7 @@ struct sa_ref_config {
     sageattn_mode mode;    /* any mode but AUTO */
     int q_quant_rows;      /* consecutive tokens of one head sharing one Q scale */
     int k_quant_rows;      /* the same for K */
+    int k_lane_groups;     /* 1: K scales per 64-key tile and lane quad instead (SA_H_KGROUP) */
     int smooth_k;          /* subtract K's mean over the sequence before quantizing */
     int fold_log2e;        /* fold log2(e) into Q's scale (0 only to show the tests catch it) */
     int k_tile;            /* keys per main-loop step: the unit of online rescaling */

@@ -22,6 +22,15 @@
  *    every stored scale is positive (the kernel relies on it). */
 #define SA_Q_QUANT_ROWS 1
 #define SA_K_QUANT_ROWS 1
+/* int8-fp8-wgmma with SA_H_KGROUP = 1: K has one scale per group of SA_H_KGROUP_KEYS keys of a
+ * 64-key tile, the keys one lane quad of the attention kernel holds in its S columns (key % 8
+ * in {2 tq, 2 tq + 1}, tq = 0..3): the group's absmax maps to SA_INT8_MAX. Each thread then
+ * dequantizes its 32 scores with one factor per row, folded into the exponent's FFMA, instead
+ * of one FFMA per score (SageAttention's "per-thread" K granularity). 0: per token, as above. */
+#ifndef SA_H_KGROUP
+#define SA_H_KGROUP 0
+#endif
+#define SA_H_KGROUP_KEYS 16
 #define SA_INT8_MAX 127.0f
 #define SA_LOG2E 1.4426950408889634f
 #define SA_LN2 0.6931471805599453f

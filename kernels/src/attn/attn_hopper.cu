@@ -37,8 +37,10 @@ template <int D> struct sa_htile {
     static constexpr int Q_BYTES = SA_H_ROWS * D; /* int8 Q, core-matrix order */
     static constexpr int K_BYTES = SA_CTA_K * D;  /* int8 K tile */
     static constexpr int V_BYTES = D * SA_CTA_K;  /* E4M3 Vᵀ tile */
-    static constexpr int KS_BYTES = SA_CTA_K * 4; /* K scales of the tile */
-    static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_BYTES;
+    /* K scales of the tile: one per key, or (SA_H_KGROUP) one per lane quad in a 128-byte slot */
+    static constexpr int KS_BYTES = SA_H_KGROUP ? 4 * (SA_CTA_K / SA_H_KGROUP_KEYS) : SA_CTA_K * 4;
+    static constexpr int KS_SLOT = SA_H_KGROUP ? 128 : KS_BYTES;
+    static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_SLOT;
     static constexpr int BAR_OFF = Q_BYTES + SA_H_STAGES * STAGE_BYTES;
     static constexpr int SMEM_BYTES = BAR_OFF + 8 * (SA_H_STAGES + 1);
     /* Core-matrix strides: K-direction neighbours are 128 bytes apart; row groups of 8 are
@@ -142,6 +144,10 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
         atomicExch(a.nonfinite, 1);
 }
 
+/* SA_H_KGROUP's one-FFMA exponent adds S's bias times the factor (about 6x the largest logit
+ * the int8 operands could give) to the row max term: below this bound its rounding stays under
+ * 2^-9 in the base-2 exponent (0.14 % of P, against E4M3's 6 % step). */
+#define SA_H_KG_SAFE_OFFSET 32768.0f
 /* Exponentials per thread and 64-key tile (of 32) computed on the FMA pipe by sa_exp2_fma
  * instead of MUFU.EX2 (which runs 16 per clock per SM: at D=128 its 4096 exponentials per tile
  * take as long as the tile's INT8 and FP8 wgmma). 0: all by MUFU. */
@@ -191,9 +197,10 @@ __device__ __forceinline__ float sa_h_exp2(int i, float x)
  * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
  * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
 template <bool ROW_SUM>
-__device__ __forceinline__ void
-sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_h_rows &r,
-             const float *ks, int k0, const sa_attn_args &a, int diag, bool need_mask, int tq)
+__device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
+                                             float alpha[2], sa_h_rows &r, const float *ks,
+                                             float kg, int k0, const sa_attn_args &a, int diag,
+                                             bool need_mask, int tq)
 {
 #if SA_TEST_HOPPER_DIAG == 2
     {
@@ -203,17 +210,24 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
             for (int i = 0; i < 4; ++i)
                 pa[kk][i] = (uint32_t)acc[kk * 16 + i * 4] & 0x3f3f3f3fu;
         alpha[0] = alpha[1] = 1.0f;
-        (void)r, (void)ks, (void)k0, (void)a, (void)diag, (void)need_mask, (void)tq;
+        (void)r, (void)ks, (void)kg, (void)k0, (void)a, (void)diag, (void)need_mask, (void)tq;
     }
 #else
+    /* Scores: dequantized here (one K scale per key), or with SA_H_KGROUP the raw S as biased
+     * floats (S + 1.5·2^23, exact) and the thread's one K factor kg applied in the exponent. */
+    const float kbias = -12582912.0f * kg;
     float t[32];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-        const float2 kv = *(const float2 *)(ks + nt * 8 + 2 * tq);
+        float2 kv = make_float2(0.0f, 0.0f);
+        if (!SA_H_KGROUP)
+            kv = *(const float2 *)(ks + nt * 8 + 2 * tq);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const float k = (e & 1) ? kv.y : kv.x;
-            t[nt * 4 + e] = fmaf(__int_as_float(acc[nt * 4 + e]), k, -12582912.0f * k);
+            t[nt * 4 + e] = SA_H_KGROUP
+                                ? __int_as_float(acc[nt * 4 + e])
+                                : fmaf(__int_as_float(acc[nt * 4 + e]), k, -12582912.0f * k);
         }
     }
     if (need_mask) {
@@ -228,15 +242,25 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
             }
     }
     /* Online softmax in base 2; subtract first (the row max gives exactly p = 448) unless every
-     * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT). */
-    float m_use[2];
+     * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT; with
+     * SA_H_KGROUP that form also carries S's bias times the factor: SA_H_KG_SAFE_OFFSET). */
+    constexpr float P_LOG2 = 8.807354922057604f; /* log2(448): E4M3's scale in the exponent */
+    float m_use[2], kq[2], off[2];
     bool small = true;
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         float m = r.mx[hh];
+        if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
+            float ms = -INFINITY;
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-            m = sa_h_rowmax(m, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+            for (int nt = 0; nt < 8; ++nt)
+                ms = sa_h_rowmax(ms, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+            m = sa_h_rowmax(m, fmaf(ms, kg, kbias));
+        } else {
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt)
+                m = sa_h_rowmax(m, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+        }
         m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 1));
         m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m_use[hh] = m == -INFINITY ? 0.0f : m;
@@ -244,25 +268,31 @@ sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4], float alpha[2], sa_
         r.mx[hh] = m;
         if (ROW_SUM)
             r.sum[hh] *= alpha[hh];
-        small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
+        if (SA_H_KGROUP) {
+            kq[hh] = kg * r.qs[hh];
+            off[hh] = fmaf(-12582912.0f, kq[hh], fmaf(-m_use[hh], r.qs[hh], P_LOG2));
+            small &= fabsf(off[hh]) < SA_H_KG_SAFE_OFFSET;
+        } else {
+            kq[hh] = r.qs[hh];
+            off[hh] = P_LOG2 - m_use[hh] * r.qs[hh];
+            small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
+        }
     }
-    constexpr float P_LOG2 = 8.807354922057604f; /* log2(448): E4M3's scale in the exponent */
     if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            const float mq = P_LOG2 - m_use[hh] * r.qs[hh];
+        for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
             for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
                 for (int e = 0; e < 2; ++e)
-                    t[nt * 4 + 2 * hh + e] =
-                        sa_h_exp2(nt * 4 + 2 * hh + e, fmaf(t[nt * 4 + 2 * hh + e], r.qs[hh], mq));
-        }
+                    t[nt * 4 + 2 * hh + e] = sa_h_exp2(
+                        nt * 4 + 2 * hh + e, fmaf(t[nt * 4 + 2 * hh + e], kq[hh], off[hh]));
     } else {
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
             const int hh = (i >> 1) & 1;
-            t[i] = sa_h_exp2(i, fmaf(t[i] - m_use[hh], r.qs[hh], P_LOG2));
+            const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
+            t[i] = sa_h_exp2(i, fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
         }
     }
     if (ROW_SUM) {
@@ -299,7 +329,8 @@ __device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float 
                                                 int diag, bool need_mask, int tq)
 {
     uint32_t pa[2][4];
-    sa_h_softmax<true>(acc, pa, alpha, r, ks, k0, a, diag, need_mask, tq);
+    sa_h_softmax<true>(acc, pa, alpha, r, ks, SA_H_KGROUP ? ks[tq] : 0.0f, k0, a, diag, need_mask,
+                       tq);
     /* O_tile = P·V into a fresh fp32 accumulator (two-level accumulation). */
     sa_wg_fence();
 #pragma unroll
@@ -340,16 +371,17 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     const char *qg = (const char *)a.q + (bh * a.lq_pad + q0) * D;
     const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
     const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-    const float *ksg = a.kscale + bhk * a.lk_pad;
+    const float *ksg = a.kscale + bhk * a.lk_pad / (SA_H_KGROUP ? SA_H_KGROUP_KEYS : 1);
     auto stage = [&](int j) { return sQ + T::Q_BYTES + (j % SA_H_STAGES) * T::STAGE_BYTES; };
     auto full_bar = [&](int j) { return bar0 + 8 * (j % SA_H_STAGES); };
     auto load_tile = [&](int j) {
         const uint32_t st = stage(j), bar = full_bar(j);
         const size_t k0 = (size_t)j * SA_CTA_K;
-        sa_mbar_expect_tx(bar, T::STAGE_BYTES);
+        sa_mbar_expect_tx(bar, T::K_BYTES + T::V_BYTES + T::KS_BYTES);
         sa_bulk_g2s(st, kg + k0 * D, T::K_BYTES, bar);
         sa_bulk_g2s(st + T::K_BYTES, vg + k0 * D, T::V_BYTES, bar);
-        sa_bulk_g2s(st + T::K_BYTES + T::V_BYTES, ksg + k0, T::KS_BYTES, bar);
+        sa_bulk_g2s(st + T::K_BYTES + T::V_BYTES, ksg + k0 / (SA_H_KGROUP ? SA_H_KGROUP_KEYS : 1),
+                    T::KS_BYTES, bar);
     };
     /* Tile j's stage is refilled SA_H_STAGES uses later: its barrier's phase parity. */
     auto wait_tile = [&](int j) { sa_mbar_wait(full_bar(j), (j / SA_H_STAGES) & 1); };

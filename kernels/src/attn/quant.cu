@@ -230,6 +230,71 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
     }
 }
 
+/* int8-fp8-wgmma's K with SA_H_KGROUP (sa_internal.h): one block per 64-key tile of one kv head.
+ * Each key's channels (mean subtracted, as sa_rowquant_block) are quantized with the scale of
+ * its group, the SA_H_KGROUP_KEYS keys of the tile one lane quad of the attention kernel holds
+ * (group (key % 8) / 2); scales [bh][tile][4] (k.scale, lk_pad / 16 per head). Keys past the
+ * sequence are zeros, as the row quantizer writes them. */
+template <bool BF16, int DP>
+__global__ void __launch_bounds__(SA_PRE_THREADS) sa_kquant_grouped_kernel(const sa_rowquant_args k)
+{
+    constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, PASSES = SA_CTA_K / RPP;
+    constexpr int GROUPS = SA_CTA_K / SA_H_KGROUP_KEYS;
+    static_assert(GROUPS == 4 && SA_CTA_K % RPP == 0, "four lane-quad groups per 64-key tile");
+    __shared__ unsigned group_amax[GROUPS]; /* bits of non-negative floats: ordered as integers */
+    const int bh = blockIdx.y, t0 = blockIdx.x * SA_CTA_K;
+    const int b = bh / k.heads, h = bh % k.heads, c0 = (threadIdx.x % TPR) * 8;
+    const float *mean = k.sub_mean + (size_t)bh * DP + c0;
+    if (threadIdx.x < GROUPS)
+        group_amax[threadIdx.x] = 0u;
+    __syncthreads();
+    float x[PASSES][8];
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+        const int r = p * RPP + threadIdx.x / TPR;
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            x[p][i] = 0.0f;
+        if (t0 + r < k.rows) {
+            sa_load8<BF16>(sa_row_ptr(k.src, b, h, t0 + r), c0, k.d, x[p]);
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                x[p][i] = c0 + i < k.d ? x[p][i] - mean[i] : 0.0f;
+        }
+        float amax = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            amax = fmaxf(amax, fabsf(x[p][i]));
+#pragma unroll
+        for (int off = 1; off < TPR; off *= 2)
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+        if (threadIdx.x % TPR == 0)
+            atomicMax(&group_amax[(r % 8) / 2], __float_as_uint(amax));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+        const int r = p * RPP + threadIdx.x / TPR;
+        float amax = __uint_as_float(group_amax[(r % 8) / 2]);
+        if (amax == 0.0f)
+            amax = 1.0f;
+        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+        uint32_t w[2] = {0, 0};
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[p][i], inv))));
+            w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
+        }
+        const size_t row = (size_t)bh * k.rows_pad + t0 + r;
+        *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
+    }
+    if (threadIdx.x < GROUPS) {
+        const float amax = __uint_as_float(group_amax[threadIdx.x]);
+        k.scale[(size_t)bh * (k.rows_pad / SA_H_KGROUP_KEYS) + blockIdx.x * GROUPS + threadIdx.x] =
+            __fdiv_rn(amax == 0.0f ? 1.0f : amax, SA_INT8_MAX);
+    }
+}
+
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_PRE_THREADS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
@@ -327,7 +392,13 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
+    if (SA_H_KGROUP && sa_mode_wgmma_layout(p->mode)) { /* K by groups, Q by rows if wanted */
+        sa_kquant_grouped_kernel<BF16, DP>
+            <<<dim3(w->lk_pad / SA_CTA_K, bhk), SA_PRE_THREADS, 0, stream>>>(k);
+        if (with_q)
+            sa_rowquant_kernel<BF16, DP>
+                <<<dim3((w->lq_pad + RPB - 1) / RPB, bhq), SA_PRE_THREADS, 0, stream>>>(q, q, bhq);
+    } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
         sa_rowquant_kernel<BF16, DP>
             <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, 0);
     } else if (bhq + bhk <= SA_MAX_GRID_Y) {

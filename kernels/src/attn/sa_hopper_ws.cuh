@@ -113,8 +113,8 @@ template <int D> struct sa_hw_cfg {
     static constexpr int K_BYTES = SA_CTA_K * D;
     static constexpr int V_BYTES = D * SA_CTA_K;
     static constexpr int ONES_BYTES = SA_HW_ROWSUM_MMA ? 8 * SA_CTA_K : 0;
-    static constexpr int KS_BYTES = SA_CTA_K * 4;
-    static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + KS_BYTES;
+    static constexpr int KS_BYTES = sa_htile<D>::KS_BYTES; /* copied; the slot: KS_SLOT */
+    static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + sa_htile<D>::KS_SLOT;
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * STAGES + 2);
@@ -337,7 +337,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 }
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-                const float *ksg = a.kscale + bhk * a.lk_pad;
+                constexpr int KEYS_PER_SCALE = SA_H_KGROUP ? SA_H_KGROUP_KEYS : 1;
+                const float *ksg = a.kscale + bhk * a.lk_pad / KEYS_PER_SCALE;
                 for (int j = 0; j < w.n_kt; ++j, ++it) {
                     if (it >= S)
                         sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
@@ -346,8 +347,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                     sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + C::KS_BYTES);
                     sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
                     sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
-                    sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES, ksg + k0, C::KS_BYTES,
-                                bar);
+                    sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES,
+                                ksg + k0 / KEYS_PER_SCALE, C::KS_BYTES, bar);
                 }
             }
         }
@@ -380,6 +381,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
     auto ks_of = [&](int it) {
         return (const float *)(smem + (stage(it) - sQ) + C::K_BYTES + C::V_BYTES + C::ONES_BYTES);
     };
+    /* SA_H_KGROUP: this lane quad's K factor of stage it, read once its copies have landed and
+     * before the wgmma wait, so the load's latency hides under the Q·Kᵀ. */
+    auto kg_of = [&](int it) { return SA_H_KGROUP ? ks_of(it)[tq] : 0.0f; };
 
 #if SA_HW_PERSIST
     int it0 = 0, nt = 0; /* the ring's counter at this tile's first stage; tiles done */
@@ -470,11 +474,12 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             wait_full(it0);
             issue_qk(acc, it0);
             turn_end();
+            const float kg0 = kg_of(it0);
             sa_wg_wait<0>();
 #pragma unroll
             for (int i = 0; i < 32; ++i)
                 sa_wg_touch(acc[i]);
-            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), 0, a, diag,
+            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), kg0, 0, a, diag,
                                             need_mask(0), tq);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
              * folded into O, or (HOLD, SA_HW_FOLD2) held in ot, brought to tile j's max, for
@@ -489,14 +494,15 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 sa_hw_issue_pv<D>(ot, pa, v_lo(it - 1), CARRY ? 1 : 0);
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
+                const float kg = kg_of(it);
                 sa_wg_wait<1>();
 #pragma unroll
                 for (int i = 0; i < 32; ++i)
                     sa_wg_touch(acc[i]);
                 uint32_t pn[2][4];
                 float alpha[2];
-                sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), j * SA_CTA_K, a, diag,
-                                                need_mask(j * SA_CTA_K), tq);
+                sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a,
+                                                diag, need_mask(j * SA_CTA_K), tq);
                 sa_wg_wait<0>();
 #pragma unroll
                 for (int kk = 0; kk < 2; ++kk)
@@ -580,8 +586,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
             for (int i = 0; i < 32; ++i)
                 sa_wg_touch(acc[i]);
-            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha, r, ks_of(it), j * SA_CTA_K, a, diag,
-                                            need_mask(j * SA_CTA_K), tq);
+            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha, r, ks_of(it), kg_of(it), j * SA_CTA_K,
+                                            a, diag, need_mask(j * SA_CTA_K), tq);
             turn_begin();
             sa_wg_fence();
             sa_hw_issue_pv<D>(ot, pa, v_lo(it), 0);
