@@ -6,6 +6,7 @@
 
 #include "sa_epilogue.cuh"
 #include "sa_mma_tiles.cuh"
+#include "sa_pipe.cuh"
 
 /* How the epilogue gets its indices, per kernel: 0 = the kernel's values from before the main
  * loop; 1 = batch and head from a fresh blockIdx read; 2 = every index (batch, head, first row,
@@ -38,23 +39,6 @@ template <int KMODE, int D, bool V1> __device__ constexpr int sa_epilogue_fresh_
                : 0;
 }
 
-/* Whether the kernel computes the softmax's rescale factors only when a row max moved
- * (sa_softmax_step's LAZY_ALPHA): the same values, fewer instructions per interior tile, but
- * ptxas (CUDA 13.0) allocates registers differently. Used where that spills no more: int8-fp8
- * and int8-fp8-bs at D=128 on sm_120a/121a (int8-fp8-bs: 32/104 -> 24/96 bytes; int8-fp8's
- * unchanged). Elsewhere it added spills (int8-fp16 D=128 on sm_90: 0 -> 116/100 bytes;
- * int8-fp8-f16acc on sm_89 and sm_120a), so those kernels keep computing alpha every tile. */
-template <int KMODE, int D> __device__ constexpr bool sa_lazy_alpha()
-{
-#if defined(__CUDA_ARCH__)
-    constexpr int arch = __CUDA_ARCH__;
-#else
-    constexpr int arch = 0;
-#endif
-    return (KMODE == SA_KMODE_INT8_FP8 || KMODE == SA_KMODE_INT8_FP8_BS) && D == 128 &&
-           arch >= 1200;
-}
-
 /* The first query row of thread tid's S/O fragments in query tile qtile (rows: this + mt*16 +
  * 8*half). */
 __device__ __forceinline__ int sa_first_row(int qtile, int tid)
@@ -65,10 +49,11 @@ __device__ __forceinline__ int sa_first_row(int qtile, int tid)
 /* 3 blocks per SM at D=64 only where measured (sm_90, fp16 and int8-fp16); the f16acc P·V holds
  * a whole tile of packed P and spilled at 3 blocks' 168 registers (12 B on sm_90). */
 template <int MODE, int D, bool BF16, bool V1>
-__global__ void
-__launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<MODE, D>::PV_F16ACC
-                                  ? SA_MIN_BLOCKS_D64
-                                  : SA_MIN_BLOCKS) sa_attn_kernel(const sa_attn_args a)
+__global__ void __launch_bounds__(SA_THREADS,
+                                  D == 64 && !sa_tile<MODE, D>::PV_FP8 &&
+                                          !sa_tile<MODE, D>::PV_F16ACC && !sa_pipe_qk<MODE, D>()
+                                      ? SA_MIN_BLOCKS_D64
+                                      : SA_MIN_BLOCKS) sa_attn_kernel(const sa_attn_args a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
     if (sa_tile<MODE, D>::PV_FP8) {
@@ -140,12 +125,15 @@ __launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<M
     else
         sa_copy_tile<SA_CTA_Q, T::QK_ROW, T::QK_PITCH>(
             sQ, qg, a.q_t, full_width && q0 + SA_CTA_Q <= a.lq, a.lq - q0, a.d * 2);
+    constexpr bool PIPE = sa_pipe_qk<MODE, D>();
     if (n_kt > 0) {
         load_k(0);
-        load_v(0);
+        if (!PIPE)
+            load_v(0); /* the pipelined loop loads K[1] first */
     } else {
         sa_cp_async_commit();
-        sa_cp_async_commit();
+        if (!PIPE)
+            sa_cp_async_commit();
     }
 
     float row_scale[SA_MT][2];
@@ -175,55 +163,61 @@ __launch_bounds__(SA_THREADS, D == 64 && !sa_tile<MODE, D>::PV_FP8 && !sa_tile<M
         }
 
     /* SA_TEST_EXTRA_ALU* only (sa_internal.h): four distinct chains, so none is merged */
-    float test_sink[4] = {row_scale[0][0], row_scale[0][1], row_scale[1][0], row_scale[1][1]};
+    float test_sink[4] = {row_scale[0][0], row_scale[0][1], row_scale[SA_MT - 1][0],
+                          row_scale[SA_MT - 1][1]};
     const uint32_t sQw = sQ + warp * SA_WARP_Q * T::QK_PITCH;
     constexpr int FRESH = sa_epilogue_fresh_ids<MODE, D, V1>();
     const int row0 = FRESH == 2 ? sa_first_row(qtile, threadIdx.x)
                                 : q0 + warp * SA_WARP_Q + g; /* + mt*16 + 8*hh */
-    for (int j = 0; j < n_kt; ++j) {
-        const uint32_t sK = sQ + T::k_off(j & 1), sV = sQ + T::v_off(j & 1),
-                       sKS = sQ + T::ks_off(j & 1);
-        const int k0 = j * SA_CTA_K;
-        const bool need_mask = k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
-        sa_cp_async_wait<1>();
-        __syncthreads(); /* K[j] visible; every warp is done with stage (j+1)&1 */
-        if (V1) {        /* V[j+1] goes into the one V buffer after P·V(j), below */
-            if (j + 1 < n_kt)
+    if constexpr (PIPE)
+        sa_pipe_mainloop<MODE, D, BF16, V1>(a, n_kt, q0, row0, lane, sQ, sQw, row_scale, st, o,
+                                            test_sink, load_k, load_v);
+    else
+        for (int j = 0; j < n_kt; ++j) {
+            const uint32_t sK = sQ + T::k_off(j & 1), sV = sQ + T::v_off(j & 1),
+                           sKS = sQ + T::ks_off(j & 1);
+            const int k0 = j * SA_CTA_K;
+            const bool need_mask =
+                k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
+            sa_cp_async_wait<1>();
+            __syncthreads(); /* K[j] visible; every warp is done with stage (j+1)&1 */
+            if (V1) {        /* V[j+1] goes into the one V buffer after P·V(j), below */
+                if (j + 1 < n_kt)
+                    load_k(j + 1);
+                else
+                    sa_cp_async_commit();
+            } else if (j + 1 < n_kt) {
                 load_k(j + 1);
-            else
-                sa_cp_async_commit();
-        } else if (j + 1 < n_kt) {
-            load_k(j + 1);
-            load_v(j + 1);
-        } else {
-            sa_cp_async_commit();
-            sa_cp_async_commit();
-        }
-        float t[SA_MT][8][4];
-        sa_qk<MODE, D, BF16, 8>(t, sQw, sK, sKS, lane);
-        if (need_mask)
-            sa_mask<8>(t, k0, row0, lane, a.lkv, a.causal, diag);
-        sa_softmax_step<8, D / 8, sa_lazy_alpha<MODE, D>()>(t, st, row_scale, o, T::P_LOG2);
-        sa_test_extra_alu<SA_TEST_EXTRA_ALU>(test_sink, row_scale[0][0]);
-        if (V1)
-            sa_cp_async_wait<1>(); /* pending: V[j], K[j+1] */
-        else
-            sa_cp_async_wait<2>(); /* pending: V[j], K[j+1], V[j+1] */
-        __syncthreads();           /* V[j] visible */
-        if (T::PV_FP8)
-            sa_pv_fp8<MODE, D, 8>(o, t, sV, 0, lane);
-        else if (T::PV_F16ACC && !BF16)
-            sa_pv_f16_f16acc<D, 8>(o, t, sV, lane);
-        else
-            sa_pv_f16<D, BF16, 8>(o, t, sV, lane, test_sink);
-        if (V1) {
-            __syncthreads(); /* every warp is done with the V buffer */
-            if (j + 1 < n_kt)
                 load_v(j + 1);
-            else
+            } else {
                 sa_cp_async_commit();
+                sa_cp_async_commit();
+            }
+            float t[SA_MT][8][4];
+            sa_qk<MODE, D, BF16, 8>(t, sQw, sK, sKS, lane);
+            if (need_mask)
+                sa_mask<8>(t, k0, row0, lane, a.lkv, a.causal, diag);
+            sa_softmax_step<8, D / 8, sa_lazy_alpha<MODE, D>()>(t, st, row_scale, o, T::P_LOG2);
+            sa_test_extra_alu<SA_TEST_EXTRA_ALU>(test_sink, row_scale[0][0]);
+            if (V1)
+                sa_cp_async_wait<1>(); /* pending: V[j], K[j+1] */
+            else
+                sa_cp_async_wait<2>(); /* pending: V[j], K[j+1], V[j+1] */
+            __syncthreads();           /* V[j] visible */
+            if (T::PV_FP8)
+                sa_pv_fp8<MODE, D, 8>(o, t, sV, 0, lane);
+            else if (T::PV_F16ACC && !BF16)
+                sa_pv_f16_f16acc<D, 8>(o, t, sV, lane);
+            else
+                sa_pv_f16<D, BF16, 8>(o, t, sV, lane, test_sink);
+            if (V1) {
+                __syncthreads(); /* every warp is done with the V buffer */
+                if (j + 1 < n_kt)
+                    load_v(j + 1);
+                else
+                    sa_cp_async_commit();
+            }
         }
-    }
     sa_cp_async_wait<0>();
     if ((SA_TEST_EXTRA_ALU > 0 || SA_TEST_EXTRA_ALU_PV > 0) &&
         sa_test_extra_alu_sink_used(test_sink))

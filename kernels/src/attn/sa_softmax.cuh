@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "../sa_internal.h"
+#include "sa_kernels.h"
 #include "sa_ptx.cuh"
 
 struct sa_row_state {
@@ -51,20 +52,38 @@ template <int NT> __device__ __forceinline__ float sa_row_sum(const float t[NT][
     return v[0];
 }
 
-/* One online-softmax step over NT*8 keys: turns t into p in place (p = exp2(logit - max) *
- * 2^P_LOG2, i.e. already scaled for FP8 when P_LOG2 = log2(448)), updates the row state, and
- * rescales O and the row sums when a row max moved (a warp-uniform branch).
+/* Whether the kernel computes the softmax's rescale factors only when a row max moved
+ * (sa_softmax_max's LAZY_ALPHA): the same values, fewer instructions per interior tile, but
+ * ptxas (CUDA 13.0) allocates registers differently. Used where that spills no more: int8-fp8
+ * and int8-fp8-bs at D=128 on sm_120a/121a (int8-fp8-bs: 32/104 -> 24/96 bytes; int8-fp8's
+ * unchanged). Elsewhere it added spills (int8-fp16 D=128 on sm_90: 0 -> 116/100 bytes;
+ * int8-fp8-f16acc on sm_89 and sm_120a), so those kernels keep computing alpha every tile. */
+template <int KMODE, int D> __device__ constexpr bool sa_lazy_alpha()
+{
+#if defined(__CUDA_ARCH__)
+    constexpr int arch = __CUDA_ARCH__;
+#else
+    constexpr int arch = 0;
+#endif
+    return (KMODE == SA_KMODE_INT8_FP8 || KMODE == SA_KMODE_INT8_FP8_BS) && D == 128 &&
+           arch >= 1200;
+}
+
+/* The first half of an online-softmax step over NT*8 keys: the new row maxima (st.max), the
+ * values the exponentials subtract (m_use), O's and the row sums' rescale when a row max moved
+ * (a warp-uniform branch), and whether every row takes the one-FFMA exponential (the returned
+ * warp vote).
  * LAZY_ALPHA: compute the rescale factors (one exponential per row) inside that rare branch
  * instead of before the vote: in an interior tile of a long sequence no row max moves, so 4
  * MUFU and their FADD/FMUL/FSETP/FSEL (19 instructions per tile on sm_120a) are not executed.
  * Same values either way; it only moves register pressure, so it is chosen per kernel
- * (sa_lazy_alpha in sa_mainloop.cuh) where ptxas spills no more with it. */
-template <int NT, int DN, bool LAZY_ALPHA = false>
-__device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
-                                                const float row_scale[SA_MT][2],
-                                                float o[SA_MT][DN][4], float p_log2)
+ * (sa_lazy_alpha above) where ptxas spills no more with it. */
+template <int NT, int DN, bool LAZY_ALPHA>
+__device__ __forceinline__ bool sa_softmax_max(const float t[SA_MT][NT][4], sa_row_state &st,
+                                               const float row_scale[SA_MT][2],
+                                               float o[SA_MT][DN][4], float m_use[SA_MT][2])
 {
-    float m_use[SA_MT][2], alpha_or_old[SA_MT][2]; /* alpha, or the old max when LAZY_ALPHA */
+    float alpha_or_old[SA_MT][2]; /* alpha, or the old max when LAZY_ALPHA */
     bool small = true, moved = false;
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt) {
@@ -105,31 +124,47 @@ __device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_st
                     o[mt][nt][e] *= alpha[e >> 1];
         }
     }
+    return SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small);
+}
+
+/* p = exp2(logit - max) * 2^p_log2 for the NT*8 values of row half h of one m-tile, in place:
+ * FAST, one FFMA per value (every row's |max * rs| below SA_FFMA_SAFE_LOGIT); else the exact
+ * form, which subtracts before it scales. */
+template <int NT, bool FAST>
+__device__ __forceinline__ void sa_softmax_exp_half(float t[NT][4], int h, float rs, float m,
+                                                    float p_log2)
+{
+    const float mq = p_log2 - m * rs;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            t[nt][2 * h + e] = FAST ? sa_exp2(fmaf(t[nt][2 * h + e], rs, mq))
+                                    : sa_exp2(fmaf(t[nt][2 * h + e] - m, rs, p_log2));
+}
+
+/* One online-softmax step over NT*8 keys: turns t into p in place (p = exp2(logit - max) *
+ * 2^P_LOG2, i.e. already scaled for FP8 when P_LOG2 = log2(448)), updates the row state, and
+ * rescales O and the row sums when a row max moved (sa_softmax_max). */
+template <int NT, int DN, bool LAZY_ALPHA = false>
+__device__ __forceinline__ void sa_softmax_step(float t[SA_MT][NT][4], sa_row_state &st,
+                                                const float row_scale[SA_MT][2],
+                                                float o[SA_MT][DN][4], float p_log2)
+{
+    float m_use[SA_MT][2];
     /* Two separate loops under a warp-uniform branch, so that only one form is executed. */
-    if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
+    if (sa_softmax_max<NT, DN, LAZY_ALPHA>(t, st, row_scale, o, m_use)) {
 #pragma unroll
         for (int mt = 0; mt < SA_MT; ++mt)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const float rs = row_scale[mt][h], mq = p_log2 - m_use[mt][h] * rs;
-#pragma unroll
-                for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        t[mt][nt][2 * h + e] = sa_exp2(fmaf(t[mt][nt][2 * h + e], rs, mq));
-            }
+            for (int h = 0; h < 2; ++h)
+                sa_softmax_exp_half<NT, true>(t[mt], h, row_scale[mt][h], m_use[mt][h], p_log2);
     } else {
 #pragma unroll
         for (int mt = 0; mt < SA_MT; ++mt)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const float rs = row_scale[mt][h], m = m_use[mt][h];
-#pragma unroll
-                for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        t[mt][nt][2 * h + e] = sa_exp2(fmaf(t[mt][nt][2 * h + e] - m, rs, p_log2));
-            }
+            for (int h = 0; h < 2; ++h)
+                sa_softmax_exp_half<NT, false>(t[mt], h, row_scale[mt][h], m_use[mt][h], p_log2);
     }
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt)
