@@ -23,13 +23,21 @@ template <int NT> __device__ __forceinline__ void sa_qk_int8_init(int acc[SA_MT]
                 acc[mt][nt][e] = SA_INT_FLOAT_BIAS; /* see sa_biased_int_to_float */
 }
 
+/* The lane's ldmatrix offsets into the Q tile (a) and a K tile (b), in bytes. */
+template <int MODE, int D> __device__ __forceinline__ uint32_t sa_qk_a_off(int lane)
+{
+    return (lane % 16) * sa_tile<MODE, D>::QK_PITCH + (lane / 16) * 16;
+}
+template <int MODE, int D> __device__ __forceinline__ uint32_t sa_qk_b_off(int lane)
+{
+    return ((lane / 16) * 8 + lane % 8) * sa_tile<MODE, D>::QK_PITCH + ((lane / 8) % 2) * 16;
+}
+
 template <int MODE, int D, int NT, int NP0 = 0, int NP1 = NT / 2>
 __device__ __forceinline__ void sa_qk_int8_step(int acc[SA_MT][NT][4], uint32_t sQw, uint32_t sK,
-                                                int lane, int ks)
+                                                uint32_t a_off, uint32_t b_off, int ks)
 {
     using T = sa_tile<MODE, D>;
-    const uint32_t a_off = (lane % 16) * T::QK_PITCH + (lane / 16) * 16;
-    const uint32_t b_off = ((lane / 16) * 8 + lane % 8) * T::QK_PITCH + ((lane / 8) % 2) * 16;
     uint32_t af[SA_MT][4];
 #pragma unroll
     for (int mt = 0; mt < SA_MT; ++mt)
@@ -82,11 +90,12 @@ __device__ __forceinline__ void sa_qk(float t[SA_MT][NT][4], uint32_t sQw, uint3
 {
     using T = sa_tile<MODE, D>;
     if (T::QK_INT8) {
+        const uint32_t a_off = sa_qk_a_off<MODE, D>(lane), b_off = sa_qk_b_off<MODE, D>(lane);
         int acc[SA_MT][NT][4];
         sa_qk_int8_init<NT>(acc);
 #pragma unroll
         for (int ks = 0; ks < T::QK_KSTEPS; ++ks)
-            sa_qk_int8_step<MODE, D, NT>(acc, sQw, sK, lane, ks);
+            sa_qk_int8_step<MODE, D, NT>(acc, sQw, sK, a_off, b_off, ks);
         sa_qk_int8_dequant<NT>(t, acc, sKS, lane);
     } else {
         const uint32_t a_off = (lane % 16) * T::QK_PITCH + (lane / 16) * 16;

@@ -74,6 +74,7 @@ sa_pipe_softmax_qk(float t[SA_MT][8][4], sa_row_state &st, const float row_scale
     constexpr int KSTEPS = sa_tile<MODE, D>::QK_KSTEPS;
     constexpr int HALF = SA_PIPE_QK / 2; /* pairs per segment */
     constexpr int ROWS = SA_MT;          /* row halves (2 per m-tile) per segment */
+    const uint32_t a_off = sa_qk_a_off<MODE, D>(lane), b_off = sa_qk_b_off<MODE, D>(lane);
     sa_qk_int8_init<8>(acc);
     uint32_t dep = 0; /* the first segment's row sums, for the second segment's K address */
 #pragma unroll
@@ -84,9 +85,9 @@ sa_pipe_softmax_qk(float t[SA_MT][8][4], sa_row_state &st, const float row_scale
 #pragma unroll
         for (int ks = 0; ks < KSTEPS; ++ks) {
             if (seg == 0)
-                sa_qk_int8_step<MODE, D, 8, 0, HALF>(acc, sQw, sKs, lane, ks);
+                sa_qk_int8_step<MODE, D, 8, 0, HALF>(acc, sQw, sKs, a_off, b_off, ks);
             else
-                sa_qk_int8_step<MODE, D, 8, HALF, 2 * HALF>(acc, sQw, sKs, lane, ks);
+                sa_qk_int8_step<MODE, D, 8, HALF, 2 * HALF>(acc, sQw, sKs, a_off, b_off, ks);
         }
 #pragma unroll
         for (int r = seg * ROWS; r < (seg + 1) * ROWS; ++r) {
@@ -178,9 +179,10 @@ sa_pipe_mainloop(const sa_attn_args &a, int n_kt, int q0, int row0, int lane, ui
         /* A block of its own (the branch), so that ptxas cannot start these MMAs inside P·V,
          * where their accumulators would be live next to O and P. */
         if (j + 1 < n_kt) {
+            const uint32_t a_off = sa_qk_a_off<MODE, D>(lane), b_off = sa_qk_b_off<MODE, D>(lane);
 #pragma unroll
             for (int ks = 0; ks < T::QK_KSTEPS; ++ks) /* the pairs not issued under the softmax */
-                sa_qk_int8_step<MODE, D, 8, SA_PIPE_QK, 4>(acc, sQw, sKn, lane, ks);
+                sa_qk_int8_step<MODE, D, 8, SA_PIPE_QK, 4>(acc, sQw, sKn, a_off, b_off, ks);
             sa_qk_int8_dequant<8>(t, acc, sQ + T::ks_off((j + 1) & 1), lane);
         }
         if (V1) {
