@@ -19,13 +19,13 @@ shift
 # GPU script times them and skips their accuracy. Round 3's list (qf, c2, c2qf, f2, c2qff2, s4,
 # c2s2, qp) is in bench/results/h200-2e09e54-hopper3-variants.txt.
 # Round 5's (p8, p16, p24, dx_nomufu, dx_nosoftmax): bench/results/h200-816edba-hopper5-variants.md;
-# round 6's (kg = SA_H_KGROUP=1): h200-1ae291d-hopper6-variants.md.
+# round 6's (kg = SA_H_KGROUP=1): h200-1ae291d-hopper6-variants.md; round 7's (nokg, c1, nf2,
+# d64ws): h200-e92804e-hopper7-variants.md.
 all_variants=(
     "landed|"
-    "nokg|-DSA_H_KGROUP=0"
-    "c1|-DSA_HW_CTAS128=1"
-    "nf2|-DSA_HW_FOLD2_128=0"
-    "d64ws|-DSA_HW_D64_MIN_KV=1"
+    "tree|-DSA_HW_TREEMAX=1"
+    "fie|-DSA_HW_FOLD_IN_EXP=1"
+    "treefie|-DSA_HW_TREEMAX=1 -DSA_HW_FOLD_IN_EXP=1"
 )
 want=" ${*:-} "
 mkdir -p "$out"

@@ -196,11 +196,44 @@ __device__ __forceinline__ float sa_h_exp2(int i, float x)
 /* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
  * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
  * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
-template <bool ROW_SUM>
+/* Row max of one row's 16 scores of a thread (hh: which of its two rows), and m0: a pairwise
+ * tree (depth 4) with SA_HW_TREEMAX, else the running chain (depth 9). The tree leaves out an
+ * m0 of -inf (the chain keeps it: its SASS stays the measured one). */
+#ifndef SA_HW_TREEMAX
+#define SA_HW_TREEMAX 0
+#endif
+__device__ __forceinline__ float sa_h_max16(const float (&t)[32], int hh, float m0)
+{
+#if !SA_HW_TREEMAX
+    float m = m0;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+        m = sa_h_rowmax(m, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+    return m;
+#else
+    float v[8];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+        v[nt] = sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]);
+#pragma unroll
+    for (int w = 4; w >= 1; w /= 2)
+#pragma unroll
+        for (int i = 0; i < w; ++i)
+            v[i] = sa_h_rowmax(v[i], v[i + w]);
+    return m0 == -INFINITY ? v[0] : sa_h_rowmax(m0, v[0]);
+#endif
+}
+
+/* Nothing to run beside the exponentials (see sa_h_softmax's `beside`). */
+struct sa_h_nothing {
+    __device__ __forceinline__ void operator()() const {}
+};
+
+template <bool ROW_SUM, typename Beside = sa_h_nothing>
 __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
                                              float kg, int k0, const sa_attn_args &a, int diag,
-                                             bool need_mask, int tq)
+                                             bool need_mask, int tq, Beside &&beside = Beside())
 {
 #if SA_TEST_HOPPER_DIAG == 2
     {
@@ -250,17 +283,10 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         float m = r.mx[hh];
-        if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
-            float ms = -INFINITY;
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
-                ms = sa_h_rowmax(ms, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
-            m = sa_h_rowmax(m, fmaf(ms, kg, kbias));
-        } else {
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
-                m = sa_h_rowmax(m, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
-        }
+        if (SA_H_KGROUP) /* kg > 0 is common to the thread's keys: max of S, then scaled */
+            m = sa_h_rowmax(m, fmaf(sa_h_max16(t, hh, -INFINITY), kg, kbias));
+        else
+            m = sa_h_max16(t, hh, m);
         m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 1));
         m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m_use[hh] = m == -INFINITY ? 0.0f : m;
@@ -278,7 +304,10 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
             small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
         }
     }
+    /* `beside` (SA_HW_FOLD_IN_EXP: the previous tile's fold) is placed in the exponentials'
+     * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
     if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
+        beside();
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
@@ -288,6 +317,7 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
                     t[nt * 4 + 2 * hh + e] = sa_h_exp2(
                         nt * 4 + 2 * hh + e, fmaf(t[nt * 4 + 2 * hh + e], kq[hh], off[hh]));
     } else {
+        beside();
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
             const int hh = (i >> 1) & 1;

@@ -72,6 +72,11 @@
 #ifndef SA_HW_FOLD2_64
 #define SA_HW_FOLD2_64 0
 #endif
+/* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
+ * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. */
+#ifndef SA_HW_FOLD_IN_EXP
+#define SA_HW_FOLD_IN_EXP 0
+#endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
 #ifndef SA_HW_PERSIST
@@ -501,30 +506,48 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                     sa_wg_touch(acc[i]);
                 uint32_t pn[2][4];
                 float alpha[2];
-                sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a,
-                                                diag, need_mask(j * SA_CTA_K), tq);
-                sa_wg_wait<0>();
+                /* P·V(j-1) done: its P registers and stage are free */
+                auto pv_done = [&]() {
+                    sa_wg_wait<0>();
 #pragma unroll
-                for (int kk = 0; kk < 2; ++kk)
+                    for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
-                release(it - 1);
-                if constexpr (HOLD) {
-#pragma unroll
-                    for (int i = 0; i < C::OT; ++i)
-                        sa_wg_touch(ot[i]);
-                    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
-#pragma unroll
-                        for (int i = 0; i < C::OT; ++i)
-                            ot[i] *= alpha[(i >> 1) & 1];
-                    }
-                    alpha_prev[0] *= alpha[0]; /* O's factor to tile j's max */
-                    alpha_prev[1] *= alpha[1];
-                } else {
-                    fold(alpha_prev);
+                        for (int i = 0; i < 4; ++i)
+                            sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
+                    release(it - 1);
+                };
+                if constexpr (SA_HW_FOLD_IN_EXP && !HOLD) {
+                    /* the fold of P·V(j-1) beside tile j's exponentials (it needs only the
+                     * previous factors) */
+                    auto wait_and_fold = [&]() {
+                        pv_done();
+                        fold(alpha_prev);
+                    };
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K,
+                                                    a, diag, need_mask(j * SA_CTA_K), tq,
+                                                    wait_and_fold);
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
+                } else {
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K,
+                                                    a, diag, need_mask(j * SA_CTA_K), tq);
+                    pv_done();
+                    if constexpr (HOLD) {
+#pragma unroll
+                        for (int i = 0; i < C::OT; ++i)
+                            sa_wg_touch(ot[i]);
+                        if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
+#pragma unroll
+                            for (int i = 0; i < C::OT; ++i)
+                                ot[i] *= alpha[(i >> 1) & 1];
+                        }
+                        alpha_prev[0] *= alpha[0]; /* O's factor to tile j's max */
+                        alpha_prev[1] *= alpha[1];
+                    } else {
+                        fold(alpha_prev);
+                        alpha_prev[0] = alpha[0];
+                        alpha_prev[1] = alpha[1];
+                    }
                 }
 #pragma unroll
                 for (int kk = 0; kk < 2; ++kk)
