@@ -73,9 +73,19 @@
 #define SA_HW_FOLD2_64 0
 #endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
- * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. */
-#ifndef SA_HW_FOLD_IN_EXP
-#define SA_HW_FOLD_IN_EXP 0
+ * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
+ * (round 8, bench/results/h200-458e33a-hopper8-variants.md): on at D=64, where every key step
+ * folds (485.7 against 471.8 TOPS at L=16K), off at D=128, where the two-tile fold leaves one
+ * fold per two steps (681.0 against 682.2). SA_HW_FOLD_IN_EXP, when given, sets both. */
+#ifdef SA_HW_FOLD_IN_EXP
+#define SA_HW_FOLD_IN_EXP128 SA_HW_FOLD_IN_EXP
+#define SA_HW_FOLD_IN_EXP64 SA_HW_FOLD_IN_EXP
+#endif
+#ifndef SA_HW_FOLD_IN_EXP128
+#define SA_HW_FOLD_IN_EXP128 0
+#endif
+#ifndef SA_HW_FOLD_IN_EXP64
+#define SA_HW_FOLD_IN_EXP64 1
 #endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
@@ -109,6 +119,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr bool PINGPONG = SA_HW_PINGPONG && NC >= 2;
     static constexpr bool QFUSE = D == 128 ? SA_HW_QFUSE128 : SA_HW_QFUSE64;
     static constexpr bool FOLD2 = D == 128 ? SA_HW_FOLD2_128 : SA_HW_FOLD2_64;
+    static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     /* Registers: the entry count is 65536 / (THREADS * CTAS); the producer drops to 24 and the
      * consumers share the rest of the block's registers, in multiples of 8. */
     static constexpr int PRODUCER_REGS = 24;
@@ -516,7 +527,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                             sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
                     release(it - 1);
                 };
-                if constexpr (SA_HW_FOLD_IN_EXP && !HOLD) {
+                if constexpr (C::FOLD_IN_EXP && !HOLD) {
                     /* the fold of P·V(j-1) beside tile j's exponentials (it needs only the
                      * previous factors) */
                     auto wait_and_fold = [&]() {
