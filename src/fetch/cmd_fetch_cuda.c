@@ -425,35 +425,32 @@ static int defer_error(struct fetch_run *r, const char *err)
 }
 
 /* An error before the pipeline ran: stderr with its fix, or --json. */
-static void report_error(struct fetch_run *r, const char *err)
+static void report_error(struct fetch_run *r, const struct fetch_error *err)
 {
-    if (defer_error(r, err))
+    if (defer_error(r, err->message))
         return; /* kept for the caller, which tries the next source */
-    const char *fix = fetch_fix_for(err, run_release(r), r->at->source->name);
+    const char *fix = fetch_fix_for(err->kind, run_release(r), r->at->source->name);
     if (r->a->json) {
-        emit_error_json(err, fix, run_release(r), r->at->source->name);
+        emit_error_json(err->message, fix, run_release(r), r->at->source->name);
         return;
     }
-    fprintf(stderr, "sagebuild fetch-cuda: %s\n", err);
+    fprintf(stderr, "sagebuild fetch-cuda: %s\n", err->message);
     if (fix)
         fprintf(stderr, "  fix: %s\n", fix);
 }
 
 /* The request resolved by the source into a plan, and the prefix it goes to. 0, or -1 with
  * *err. */
-static int plan_fetch(struct fetch_run *r, char **err)
+static int plan_fetch(struct fetch_run *r, struct fetch_error *err)
 {
     const struct fetch_args *a = r->a;
     const char *platform = a->platform ? a->platform : fetch_machine_platform();
-    if (!platform) {
-        *err = xstrdup("this machine's architecture has no CUDA redist platform; name one with "
-                       "--platform");
-        return -1;
-    }
-    if (!r->cache) {
-        *err = xstrdup("no cache folder: set HOME or SAGEBUILD_CACHE");
-        return -1;
-    }
+    if (!platform)
+        return fetch_fail(err, FETCH_ERR_OTHER,
+                          "this machine's architecture has no CUDA redist platform; name one "
+                          "with --platform");
+    if (!r->cache)
+        return fetch_fail(err, FETCH_ERR_OTHER, "no cache folder: set HOME or SAGEBUILD_CACHE");
     if (!a->cuda && !a->manifest)
         r->torch_cuda = toolkit_torch_cuda(NULL, &r->torch_note);
     struct source_request sr = {
@@ -481,17 +478,17 @@ static int plan_fetch(struct fetch_run *r, char **err)
         if (r->plan.items[i].note)
             fprintf(stderr, "sagebuild fetch-cuda: warning: %s\n", r->plan.items[i].note);
     r->prefix = a->prefix ? fetch_absolute(a->prefix) : toolkit_fetched_prefix(r->plan.release);
-    if (!r->prefix) {
-        *err = xstrdup("no default prefix: set HOME or pass --prefix");
-        return -1;
-    }
+    if (!r->prefix)
+        return fetch_fail(err, FETCH_ERR_OTHER, "no default prefix: set HOME or pass --prefix");
     /* The install locks and stages beside the prefix: a parent that refuses new files would
      * only show after the downloads (and never in a dry run). */
     char *parent = fs_dirname(r->prefix);
-    char *why = fs_why_not_creatable(parent);
+    int errnum = 0;
+    char *why = fs_why_not_creatable(parent, &errnum);
     free(parent);
     if (why) {
-        *err = xasprintf("cannot install into %s: %s; choose another --prefix DIR", r->prefix, why);
+        fetch_fail(err, fetch_error_kind_of_errno(errnum),
+                   "cannot install into %s: %s; choose another --prefix DIR", r->prefix, why);
         free(why);
         return -1;
     }
@@ -528,9 +525,9 @@ static void report_json(const struct fetch_run *r, int exit_code, const struct p
     cJSON_AddStringToObject(doc, "postcheck", postcheck_name(res->postcheck));
     if (res->postcheck_note)
         cJSON_AddStringToObject(doc, "postcheck_note", res->postcheck_note);
-    if (res->error)
-        cJSON_AddStringToObject(doc, "error", res->error);
-    const char *fix = fetch_fix_for(res->error, r->plan.release, r->at->source->name);
+    if (res->error.message)
+        cJSON_AddStringToObject(doc, "error", res->error.message);
+    const char *fix = fetch_fix_for(res->error.kind, r->plan.release, r->at->source->name);
     if (fix)
         cJSON_AddStringToObject(doc, "fix", fix);
     struct fetch_result_facts f = {.exit_code = exit_code,
@@ -539,7 +536,7 @@ static void report_json(const struct fetch_run *r, int exit_code, const struct p
                                    .prefix = r->prefix,
                                    .source = r->at->source->name,
                                    .postcheck = postcheck_name(res->postcheck),
-                                   .error = res->error,
+                                   .error = res->error.message,
                                    .fix = fix};
     fetch_result_add(doc, &f);
     emit_json(doc);
@@ -549,8 +546,8 @@ static void report_human(const struct fetch_run *r, int rc, const struct pipelin
 {
     const char *release = r->plan.release, *prefix = r->prefix;
     if (rc < 0) {
-        fprintf(stderr, "sagebuild fetch-cuda: %s\n", res->error);
-        const char *fix = fetch_fix_for(res->error, release, r->at->source->name);
+        fprintf(stderr, "sagebuild fetch-cuda: %s\n", res->error.message);
+        const char *fix = fetch_fix_for(res->error.kind, release, r->at->source->name);
         if (fix)
             fprintf(stderr, "  fix: %s\n", fix);
     } else if (res->unchanged) {
@@ -593,13 +590,10 @@ static int install_plan(struct fetch_run *r)
     struct pipeline_result res;
     memset(&res, 0, sizeof res);
     int rc = *r->cancel ? -1 : pipeline_run(&rq, &res);
-    if (*r->cancel) {
-        free(res.error);
-        res.error = xstrdup(INTERRUPTED);
-        rc = -1;
-    }
+    if (*r->cancel)
+        rc = fetch_fail(&res.error, FETCH_ERR_INTERRUPTED, INTERRUPTED);
     int exit_code = rc < 0 ? SB_EXIT_ERROR : rc > 0 ? SB_EXIT_WARN : SB_EXIT_OK;
-    if (rc < 0 && defer_error(r, res.error)) {
+    if (rc < 0 && defer_error(r, res.error.message)) {
         /* kept for the caller, which tries the next source */
     } else if (a->json) {
         report_json(r, exit_code, &res);
@@ -614,7 +608,7 @@ static int fetch_once(const struct fetch_args *a, struct attempt *at, volatile s
 {
     struct fetch_run r;
     run_init(&r, a, at, cancel);
-    char *err = NULL;
+    struct fetch_error err = {0};
     int rc;
     int planned = plan_fetch(&r, &err) == 0;
     if (planned && !a->dry_run) {
@@ -623,14 +617,13 @@ static int fetch_once(const struct fetch_args *a, struct attempt *at, volatile s
         rc = planned ? show_plan(&r) : SB_EXIT_ERROR;
         if (*cancel) {
             /* Whatever the step was doing when the signal came, this is what happened. */
-            free(err);
-            err = xstrdup(INTERRUPTED);
+            fetch_fail(&err, FETCH_ERR_INTERRUPTED, INTERRUPTED);
             rc = SB_EXIT_ERROR;
         }
-        if (err)
-            report_error(&r, err);
+        if (err.message)
+            report_error(&r, &err);
     }
-    free(err);
+    fetch_error_free(&err);
     run_free(&r);
     return rc;
 }

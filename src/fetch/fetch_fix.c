@@ -4,30 +4,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *fetch_fix_for(const char *error, const char *release, const char *source)
+#define FIX_FROM_PYPI                                                                              \
+    "sagebuild fetch-cuda --source pypi   (the same release as NVIDIA's wheels from PyPI; or: "    \
+    "--dry-run lists every URL and sha256 to download where the network allows, then --from "      \
+    "DIR --offline; or --mirror URL)"
+#define FIX_DOWNLOAD_ELSEWHERE                                                                     \
+    "sagebuild fetch-cuda --dry-run   (lists every URL and sha256: download them where the "       \
+    "network allows, then sagebuild fetch-cuda --from DIR --offline; or add --mirror URL)"
+#define FIX_DISK                                                                                   \
+    "free disk space (about 300 MB for the prefix and 75 MB of cache), or pass --prefix DIR on "   \
+    "another file system"
+#define FIX_HOST_COMPILER                                                                          \
+    "sagebuild doctor host.compiler   (then: export CC=gcc-N CXX=g++-N, and run fetch-cuda "       \
+    "again)"
+
+/* The manifest was there (bundled or fetched) when archives could not be downloaded, so PyPI
+ * has everything it needs to serve the same release, unless PyPI was what just failed. */
+static int wheels_would_serve(const char *release, const char *source)
 {
-    if (!error)
-        return NULL;
-    /* download.c: "<component>: no mirror delivered <file>" -- the manifest was there (bundled
-     * or fetched), so PyPI has everything it needs to serve the same release. */
-    int archives_failed = strstr(error, "no mirror delivered") != NULL;
-    char *refusal = release ? pypi_release_refusal(release) : NULL;
-    int wheels_serve = release && !refusal;
+    if (!release || !source || strcmp(source, "redist"))
+        return 0;
+    char *refusal = pypi_release_refusal(release);
+    int serves = refusal == NULL;
     free(refusal);
-    if (archives_failed && wheels_serve && source && !strcmp(source, "redist"))
-        return "sagebuild fetch-cuda --source pypi   (the same release as NVIDIA's wheels from "
-               "PyPI; or: --dry-run lists every URL and sha256 to download where the network "
-               "allows, then --from DIR --offline; or --mirror URL)";
-    if (strstr(error, "no mirror") || strstr(error, "offline"))
-        return "sagebuild fetch-cuda --dry-run   (lists every URL and sha256: download them where "
-               "the network allows, then sagebuild fetch-cuda --from DIR --offline; or add "
-               "--mirror URL)";
-    if (strstr(error, "cannot write") || strstr(error, "File too large") ||
-        strstr(error, "No space left"))
-        return "free disk space (about 300 MB for the prefix and 75 MB of cache), or pass "
-               "--prefix DIR on another file system";
-    if (strstr(error, "compile-and-link check"))
-        return "sagebuild doctor host.compiler   (then: export CC=gcc-N CXX=g++-N, and run "
-               "fetch-cuda again)";
+    return serves;
+}
+
+const char *fetch_fix_for(enum fetch_error_kind kind, const char *release, const char *source)
+{
+    switch (kind) {
+    case FETCH_ERR_UNDELIVERED:
+        return wheels_would_serve(release, source) ? FIX_FROM_PYPI : FIX_DOWNLOAD_ELSEWHERE;
+    case FETCH_ERR_NO_MANIFEST: /* the wheels' versions come from it: PyPI cannot help */
+    case FETCH_ERR_OFFLINE:
+        return FIX_DOWNLOAD_ELSEWHERE;
+    case FETCH_ERR_DISK:
+        return FIX_DISK;
+    case FETCH_ERR_POSTCHECK:
+        return FIX_HOST_COMPILER;
+    case FETCH_ERR_NONE:
+    case FETCH_ERR_OTHER:
+    case FETCH_ERR_NOT_FOUND:
+    case FETCH_ERR_MISMATCH:
+    case FETCH_ERR_UNSAFE_ARCHIVE:
+    case FETCH_ERR_INTERRUPTED:
+        return NULL;
+    }
     return NULL;
 }

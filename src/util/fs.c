@@ -143,13 +143,18 @@ int fs_mkdir_p(const char *path, unsigned mode)
     return r;
 }
 
-char *fs_why_not_creatable(const char *dir)
+char *fs_why_not_creatable(const char *dir, int *errnum)
 {
+    int unused;
+    if (!errnum)
+        errnum = &unused;
+    *errnum = 0;
     char *at = xstrdup(dir);
     struct stat st;
     while (lstat(at, &st) < 0) {
         if (errno != ENOENT && errno != ENOTDIR) {
-            char *why = xasprintf("%s cannot be looked at: %s", at, strerror(errno));
+            *errnum = errno;
+            char *why = xasprintf("%s cannot be looked at: %s", at, strerror(*errnum));
             free(at);
             return why;
         }
@@ -166,7 +171,8 @@ char *fs_why_not_creatable(const char *dir)
     int fd = mkstemp(probe);
     char *why = NULL;
     if (fd < 0) {
-        why = xasprintf("%s refuses new files: %s", at, strerror(errno));
+        *errnum = errno;
+        why = xasprintf("%s refuses new files: %s", at, strerror(*errnum));
     } else {
         close(fd);
         unlink(probe);

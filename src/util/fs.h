@@ -20,8 +20,9 @@ char *fs_dirname(const char *path);
 int fs_mkdir_p(const char *path, unsigned mode);
 /* Why files cannot be created in dir (which mkdir -p would make when missing), as a phrase for
  * a message ("/proc refuses new files: Permission denied"); NULL when they can. Probes by
- * creating and removing a file in the nearest folder that exists; creates no folder. */
-char *fs_why_not_creatable(const char *dir);
+ * creating and removing a file in the nearest folder that exists; creates no folder. *errnum
+ * (may be NULL) gets the failing call's errno, 0 when a file is in the way. */
+char *fs_why_not_creatable(const char *dir, int *errnum);
 /* rm -rf that does not follow symlinks; 0 or -1. */
 int fs_remove_tree(const char *path);
 /* Finds name in the PATH-like list path_env (colon-separated). Heap string or NULL. */

@@ -20,6 +20,7 @@ check_left_alone() {
 rc=$?
 [ $rc = 2 ] || fail "download with a 20 MB file limit: exit $rc: $(cat "$T/dl.out")"
 grep -q "File too large" "$T/dl.out" || fail "the reason is not named: $(cat "$T/dl.out")"
+grep -q "^  fix: free disk space" "$T/dl.out" || fail "download: the fix: $(cat "$T/dl.out")"
 check_left_alone download
 
 # Unpacking: the archives fit (and are now in the cache, verified), cicc (76 MB) does not.
@@ -30,6 +31,7 @@ $SB fetch-cuda --manifest "$MANIFEST" --mirror "$M/ok/" --no-default-mirror \
 rc=$?
 [ $rc = 2 ] || fail "unpack with a 50 MB file limit: exit $rc: $(cat "$T/unpack.out")"
 grep -q "File too large" "$T/unpack.out" || fail "the reason is not named: $(cat "$T/unpack.out")"
+grep -q "^  fix: free disk space" "$T/unpack.out" || fail "unpack: the fix: $(cat "$T/unpack.out")"
 check_left_alone unpack
 
 # A real full file system, where this machine lets us mount one.
@@ -45,6 +47,7 @@ if mount -t tmpfs -o size=60m tmpfs "$T/small" 2>/dev/null; then
     umount "$T/small"
     [ $rc = 2 ] || fail "tmpfs: exit $rc: $(cat "$T/tmpfs.out")"
     grep -q "No space left" "$T/tmpfs.out" || fail "tmpfs: reason: $(cat "$T/tmpfs.out")"
+    grep -q "^  fix: free disk space" "$T/tmpfs.out" || fail "tmpfs: the fix: $(cat "$T/tmpfs.out")"
     [ -z "$left" ] || fail "tmpfs: debris $left"
     [ "$marker" = old ] || fail "tmpfs: the old prefix changed"
 else

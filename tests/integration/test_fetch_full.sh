@@ -83,11 +83,26 @@ mkdir -p "$T/foreign" && echo mine >"$T/foreign/file"
 $SB fetch-cuda --cuda 13.0.9 --offline --prefix "$T/foreign" --no-check >"$T/out9" 2>&1 &&
     fail "a foreign prefix was replaced"
 grep -q "not made by sagebuild" "$T/out9" || fail "foreign prefix message: $(cat "$T/out9")"
+grep -q "fix:" "$T/out9" && fail "a foreign prefix has no general fix: $(cat "$T/out9")"
 [ "$(cat "$T/foreign/file")" = mine ] || fail "the foreign prefix changed"
 
 # --offline from the cache into a new prefix; --dry-run shows every hash.
 $SB fetch-cuda --cuda 13.0 --offline --prefix "$T/p3/cuda" --no-check >"$T/out5" 2>&1 ||
     fail "--offline: $(cat "$T/out5")"
+# A host compiler that compiles nothing: the post-check fails, nothing is installed, and the fix
+# is the doctor's host compiler check.
+mkdir -p "$T/badcc"
+for c in gcc g++; do
+    printf '#!/bin/sh\ncase "$*" in *dumpversion*) echo 12.3.0; exit 0 ;; esac\necho "%s: compiles nothing" >&2\nexit 1\n' \
+        "$c" >"$T/badcc/$c"
+    chmod +x "$T/badcc/$c"
+done
+CC="$T/badcc/gcc" CXX="$T/badcc/g++" $SB fetch-cuda --cuda 13.0.9 --offline --prefix "$T/p7/cuda" \
+    >"$T/out10" 2>&1 && fail "a failing post-check passed: $(cat "$T/out10")"
+grep -q "failed its compile-and-link check" "$T/out10" || fail "post-check message: $(cat "$T/out10")"
+grep -q "^  fix: sagebuild doctor host.compiler" "$T/out10" ||
+    fail "post-check fix: $(cat "$T/out10")"
+[ ! -e "$T/p7/cuda" ] || fail "a toolkit that failed its post-check was installed"
 $SB fetch-cuda --cuda 13.0.9 --offline --dry-run >"$T/plan" || fail "--dry-run"
 for h in $(json_get "$MANIFEST" '" ".join(v["linux-x86_64"]["sha256"] for k,v in d.items() if isinstance(v,dict))'); do
     grep -q "$h" "$T/plan" || fail "--dry-run does not show $h"
@@ -103,9 +118,11 @@ SAGEBUILD_CACHE="$T/empty-from2" $SB fetch-cuda --manifest "$MANIFEST" --from "$
     --prefix "$T/p6/cuda" --no-check >"$T/out8" 2>&1 && fail "--from with a corrupt file must fail"
 grep -q "libnvvm.*does not match the manifest.*sha256 [0-9a-f]\{64\} (expected [0-9a-f]\{64\})" \
     "$T/out8" || fail "--from mismatch message: $(cat "$T/out8")"
+grep -q "fix:" "$T/out8" && fail "the user's own file has no general fix: $(cat "$T/out8")"
 [ -f "$bad" ] || fail "--from deleted the user's file"
 [ ! -e "$T/p6/cuda" ] || fail "a failed --from fetch made a prefix"
 SAGEBUILD_CACHE="$T/empty" $SB fetch-cuda --cuda 13.0.9 --offline --manifest "$MANIFEST" \
     --prefix "$T/p4/cuda" >"$T/out6" 2>&1 && fail "--offline with an empty cache must fail"
 grep -q "offline" "$T/out6" || fail "--offline failure does not say why: $(cat "$T/out6")"
+grep -q "^  fix: sagebuild fetch-cuda --dry-run" "$T/out6" || fail "--offline fix: $(cat "$T/out6")"
 echo ok

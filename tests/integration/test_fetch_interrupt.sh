@@ -34,6 +34,7 @@ interrupt() {
     [ $took -le 1000 ] || fail "$name: took $took ms to end after SIGTERM: $(cat "$T/$name.out")"
     [ $rc = 2 ] || fail "$name: exit $rc after SIGTERM: $(cat "$T/$name.out")"
     grep -q "interrupted" "$T/$name.out" || fail "$name: no 'interrupted': $(cat "$T/$name.out")"
+    grep -q "fix:" "$T/$name.out" && fail "$name: a fix after an interruption: $(cat "$T/$name.out")"
     [ "$(cat "$T/p/cuda/marker")" = old ] || fail "$name: the old prefix changed"
     [ "$(ls -A "$T/p/cuda")" = "marker
 sagebuild-lock.json" ] || fail "$name: the old prefix changed: $(ls -A "$T/p/cuda")"

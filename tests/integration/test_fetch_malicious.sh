@@ -33,9 +33,14 @@ for trick in $(cat "$T/tricks"); do
         [ $rc = 2 ] || fail "$trick ($manifest): exit $rc, expected 2: $(cat "$T/$trick.out")"
         case $manifest in
         *badhash*) grep -q "sha256 mismatch" "$T/$trick.out" ||
-            fail "$trick ($manifest): the hash failure is not named: $(cat "$T/$trick.out")" ;;
+            fail "$trick ($manifest): the hash failure is not named: $(cat "$T/$trick.out")"
+            # no mirror delivered the archive; 9.9.9 has no wheels, so no PyPI either
+            grep -q "^  fix: sagebuild fetch-cuda --dry-run" "$T/$trick.out" ||
+            fail "$trick ($manifest): the fix: $(cat "$T/$trick.out")" ;;
         *) grep -q "refusing" "$T/$trick.out" ||
-            fail "$trick: no refusal named: $(cat "$T/$trick.out")" ;;
+            fail "$trick: no refusal named: $(cat "$T/$trick.out")"
+            # a hostile archive: no disk space, mirror or compiler to fix
+            grep -q "fix:" "$T/$trick.out" && fail "$trick: a fix for a refusal: $(cat "$T/$trick.out")" ;;
         esac
         [ "$(cat "$T/work/p/cuda/marker")" = old ] || fail "$trick ($manifest): the old prefix changed"
         [ "$(ls -A "$T/work/p/cuda")" = "marker

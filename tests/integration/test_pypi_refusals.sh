@@ -14,6 +14,8 @@ grep -q "0000000000000000" "$T/out1" || fail "the error does not show the expect
 real=$(sha256sum "$WHEELS"/nvidia_cuda_crt-*.whl | cut -c1-64)
 grep -q "$real" "$T/out1" || fail "the error does not show the real hash: $(cat "$T/out1")"
 [ ! -e "$T/p/bad" ] || fail "a prefix was made from a wheel that failed its check"
+# PyPI itself delivered nothing good: download elsewhere, not PyPI again.
+grep -q "^  fix: sagebuild fetch-cuda --dry-run" "$T/out1" || fail "the fix: $(cat "$T/out1")"
 no_debris "$T/p"
 for f in "$SAGEBUILD_CACHE"/cuda/pypi/nvidia_cuda_crt-*; do
     case $f in
@@ -30,6 +32,7 @@ rc=$?
 grep -q "no wheel of nvidia-cuda-nvcc 13.0.88" "$T/out2" || fail "message: $(cat "$T/out2")"
 grep -q "13.0.48" "$T/out2" || fail "the message does not list what the index has"
 grep -q -- "--source redist" "$T/out2" || fail "the message does not name the redist source"
+grep -q "fix:" "$T/out2" && fail "the message itself says what to do: $(cat "$T/out2")"
 [ ! -e "$T/p/old" ] || fail "a prefix was made"
 
 # An index that does not answer for the project, then one that does: tried in order.
@@ -55,6 +58,7 @@ for v in 12.8 12.9.1; do
         >"$T/out4" 2>&1 && fail "CUDA $v was not refused"
     grep -q "cannot come from PyPI" "$T/out4" || fail "refusal: $(cat "$T/out4")"
     grep -q -- "--source redist" "$T/out4" || fail "the refusal does not name --source redist"
+    grep -q "fix:" "$T/out4" && fail "a refusal has no general fix: $(cat "$T/out4")"
 done
 # Through the environment's index and with a manifest naming 12.x, the same.
 SAGEBUILD_INDEX_URLS="$IDX/simple" $SB fetch-cuda --source pypi \

@@ -51,7 +51,7 @@ static void swap_replaces_old_and_sweeps_debris(void **state)
     put(prefix, "marker", "old");
     put(root, ".cuda.staging-dead01/x", "debris");
     struct install_ctx c;
-    char *err = NULL;
+    struct fetch_error err = {0};
     assert_int_equal(install_lock(prefix, NULL, &c, &err), 0);
     char *debris = fs_join(root, ".cuda.staging-dead01");
     assert_false(fs_exists(debris)); /* a killed run's staging is removed under the lock */
@@ -109,7 +109,7 @@ static void merge_and_fixups(void **state)
     put(b, "lib/libcudart.so", "so");
     put(b, "LICENSE", "l");
     fs_mkdir_p(t, 0755);
-    char *err = NULL;
+    struct fetch_error err = {0};
     assert_int_equal(layout_merge(a, t, &err), 0);
     assert_int_equal(layout_merge(b, t, &err), 0);
     assert_false(fs_exists(a));
@@ -224,18 +224,38 @@ static void downloads_over_file_urls(void **state)
     unlink(dest);
     const char *wrong = "0000000000000000000000000000000000000000000000000000000000000000";
     assert_false(run_job(dest, urls, 2, wrong, size, 0, &j));
-    assert_non_null(strstr(j.error, good));
-    assert_non_null(strstr(j.error, wrong));
-    assert_non_null(strstr(j.error, sha));
-    assert_non_null(strstr(j.error, missing));
+    assert_int_equal(j.error.kind, FETCH_ERR_UNDELIVERED);
+    assert_non_null(strstr(j.error.message, good));
+    assert_non_null(strstr(j.error.message, wrong));
+    assert_non_null(strstr(j.error.message, sha));
+    assert_non_null(strstr(j.error.message, missing));
     assert_false(fs_exists(dest));
     struct stat st;
     assert_true(stat(part, &st) != 0 || st.st_size == 0);
     dl_job_free(&j);
     /* Offline with nothing cached. */
     assert_false(run_job(dest, urls, 2, sha, size, 1, &j));
-    assert_non_null(strstr(j.error, "offline"));
+    assert_int_equal(j.error.kind, FETCH_ERR_OFFLINE);
+    assert_non_null(strstr(j.error.message, "offline"));
     dl_job_free(&j);
+    /* A file the user brought (--from) that is not the one the manifest names: never replaced,
+     * and no mirror is blamed. */
+    put(root, "from/a.tar.xz", "some other archive");
+    char *mine = fs_join(root, "from/a.tar.xz");
+    dl_job_init(&j);
+    j.label = "comp";
+    j.path = mine;
+    j.size = size;
+    j.sha256 = sha;
+    j.user_file = 1;
+    struct dl_opts o;
+    dl_opts_defaults(&o);
+    assert_int_equal(dl_run(&j, 1, &o), -1);
+    assert_int_equal(j.error.kind, FETCH_ERR_MISMATCH);
+    assert_non_null(strstr(j.error.message, "does not match the manifest"));
+    assert_true(fs_exists(mine));
+    dl_job_free(&j);
+    free(mine);
     free(part);
     free(missing);
     free(good);

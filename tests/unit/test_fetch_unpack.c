@@ -69,6 +69,9 @@ static char *make_archive(const char *dir, const struct ent *ents, int n)
  * (kernels before 5.6). */
 static int walk_only;
 
+/* The kind of the last failure unpack() saw (FETCH_ERR_NONE when it succeeded). */
+static enum fetch_error_kind last_kind;
+
 static int unpack(const struct ent *ents, int n, char **root_out, char **error)
 {
     char *root = tmp_root();
@@ -77,7 +80,8 @@ static int unpack(const struct ent *ents, int n, char **root_out, char **error)
     struct unpack_opts o = {.strip = 1, .walk_only = walk_only, .archive_name = "a.tar.gz"};
     struct unpack_result r;
     int rc = unpack_file(arc, dest, &o, &r);
-    *error = r.error ? xstrdup(r.error) : NULL;
+    *error = r.error.message ? xstrdup(r.error.message) : NULL;
+    last_kind = r.error.kind;
     unpack_result_free(&r);
     free(arc);
     free(dest);
@@ -123,6 +127,8 @@ static void refuse(const struct ent *ents, int n, const char *want, const char *
     assert_non_null(err);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);
+    /* What picks fetch-cuda's fix: a hostile archive is no disk or network problem. */
+    assert_int_equal(last_kind, FETCH_ERR_UNSAFE_ARCHIVE);
     if (must_not_exist) {
         char *p = fs_join(root, must_not_exist);
         assert_false(fs_exists(p));
@@ -218,7 +224,8 @@ static void not_an_archive(void **state)
     struct unpack_opts o = {.strip = 1};
     struct unpack_result r;
     assert_int_equal(unpack_file(p, dest, &o, &r), -1);
-    assert_non_null(r.error);
+    assert_non_null(r.error.message);
+    assert_int_equal(r.error.kind, FETCH_ERR_OTHER);
     unpack_result_free(&r);
     free(dest);
     free(p);

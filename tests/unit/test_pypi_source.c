@@ -162,7 +162,7 @@ static void layout_fixup(void **state)
     touch(root, "lib/libkeep.so", "already there", 0644);
     touch(root, "include/nvvm.h", "x", 0644);
     struct strbuf log = STRBUF_INIT;
-    char *err = NULL;
+    struct fetch_error err = {0};
     assert_int_equal(pypi_layout_fixup(root, &log, &err), 0);
     struct stat st;
     char *p = fs_join(root, "bin/nvcc");

@@ -73,7 +73,7 @@ void dl_job_free(struct dl_job *j)
     pthread_mutex_destroy(&j->stream.mu);
     pthread_cond_destroy(&j->stream.cv);
     free(j->url_used);
-    free(j->error);
+    fetch_error_free(&j->error);
 }
 
 static void global_init_once(void)
@@ -128,11 +128,10 @@ static void stream_publish(struct dl_stream *s, int fd, long long avail, int new
     pthread_mutex_unlock(&s->mu);
 }
 
-static void fail_job(struct transfer *t, char *msg)
+static void fail_job(struct transfer *t, enum fetch_error_kind kind, char *msg)
 {
     struct dl_job *j = t->job;
-    free(j->error);
-    j->error = msg;
+    fetch_fail_with(&j->error, kind, msg);
     j->ok = 0;
     t->done = 1;
     stream_publish(&j->stream, -1, t->written, 0, DL_FAILED);
@@ -174,8 +173,9 @@ static int finish_if_matching(struct transfer *t, const char *url, char got[65])
     if (j->sha256 && strcmp(got, j->sha256))
         return 0;
     if (rename(t->part, j->path) < 0) {
-        fail_job(t, xasprintf("%s: cannot rename %s into place: %s", j->label, t->part,
-                              strerror(errno)));
+        int e = errno;
+        fail_job(t, fetch_error_kind_of_errno(e),
+                 xasprintf("%s: cannot rename %s into place: %s", j->label, t->part, strerror(e)));
         return -1;
     }
     succeed_job(t, url);
@@ -215,9 +215,10 @@ static int try_existing(struct transfer *t)
         close(fd);
     }
     if (j->user_file) {
-        fail_job(t, xasprintf("%s: %s does not match the manifest: size %lld (expected %lld), "
-                              "sha256 %s (expected %s)",
-                              j->label, j->path, n, j->size, got, j->sha256 ? j->sha256 : "-"));
+        fail_job(t, FETCH_ERR_MISMATCH,
+                 xasprintf("%s: %s does not match the manifest: size %lld (expected %lld), "
+                           "sha256 %s (expected %s)",
+                           j->label, j->path, n, j->size, got, j->sha256 ? j->sha256 : "-"));
         return -1;
     }
     unlink(j->path); /* a corrupt cache entry: fetch it again */
@@ -434,9 +435,10 @@ static void give_up(struct transfer *t)
     struct dl_job *j = t->job;
     close(t->fd);
     t->fd = -1;
-    fail_job(t, xasprintf("%s: no mirror delivered %s:\n%s", j->label,
-                          strrchr(j->path, '/') ? strrchr(j->path, '/') + 1 : j->path,
-                          sb_str(&t->tried)));
+    fail_job(t, FETCH_ERR_UNDELIVERED,
+             xasprintf("%s: no mirror delivered %s:\n%s", j->label,
+                       strrchr(j->path, '/') ? strrchr(j->path, '/') + 1 : j->path,
+                       sb_str(&t->tried)));
 }
 
 /* Decides what follows a finished request. */
@@ -448,7 +450,8 @@ static void on_done(struct transfer *t, CURLcode rc, const struct dl_opts *o)
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &http);
     if (t->io_errno) {
         /* Disk full or a file-size limit: no mirror can fix that. */
-        fail_job(t, xasprintf("%s: cannot write %s: %s", j->label, t->part, strerror(t->io_errno)));
+        fail_job(t, fetch_error_kind_of_errno(t->io_errno),
+                 xasprintf("%s: cannot write %s: %s", j->label, t->part, strerror(t->io_errno)));
         return;
     }
     if (rc == CURLE_OK || t->too_big) {
@@ -474,8 +477,9 @@ static void on_done(struct transfer *t, CURLcode rc, const struct dl_opts *o)
         /* A wrong file: never resume from it, never keep it. */
         if (restart_file(t) < 0) {
             t->io_errno = errno;
-            fail_job(t,
-                     xasprintf("%s: cannot truncate %s: %s", j->label, t->part, strerror(errno)));
+            fail_job(
+                t, fetch_error_kind_of_errno(t->io_errno),
+                xasprintf("%s: cannot truncate %s: %s", j->label, t->part, strerror(t->io_errno)));
             return;
         }
         if (retry_fresh) {
@@ -532,13 +536,15 @@ static int start_transfers(struct transfer *ts, struct dl_job *jobs, int n, cons
         if (try_existing(t) != 0)
             continue;
         if (jobs[i].user_file || o->offline || jobs[i].nurls == 0) {
-            fail_job(t, xasprintf("%s: %s is not in the cache%s", jobs[i].label, jobs[i].path,
-                                  o->offline ? " and --offline forbids downloading it" : ""));
+            fail_job(t, o->offline ? FETCH_ERR_OFFLINE : FETCH_ERR_OTHER,
+                     xasprintf("%s: %s is not in the cache%s", jobs[i].label, jobs[i].path,
+                               o->offline ? " and --offline forbids downloading it" : ""));
             continue;
         }
         if (open_part(t) < 0) {
-            fail_job(t,
-                     xasprintf("%s: cannot open %s: %s", jobs[i].label, t->part, strerror(errno)));
+            int e = errno;
+            fail_job(t, fetch_error_kind_of_errno(e),
+                     xasprintf("%s: cannot open %s: %s", jobs[i].label, t->part, strerror(e)));
             continue;
         }
         char got[65];
@@ -587,7 +593,8 @@ static int launch_due(struct transfer *ts, int n, CURLM *multi, const struct dl_
         }
         t->easy = make_easy(t, o);
         if (!t->easy || curl_multi_add_handle(multi, t->easy) != CURLM_OK) {
-            fail_job(t, xasprintf("%s: libcurl could not start a transfer", t->job->label));
+            fail_job(t, FETCH_ERR_OTHER,
+                     xasprintf("%s: libcurl could not start a transfer", t->job->label));
             ended++;
         }
     }
@@ -623,7 +630,7 @@ static void cancel_all(struct transfer *ts, int n, CURLM *multi)
     for (int i = 0; i < n; i++)
         if (!ts[i].done) {
             drop_handle(multi, &ts[i]);
-            fail_job(&ts[i], xasprintf("%s: interrupted", ts[i].job->label));
+            fail_job(&ts[i], FETCH_ERR_INTERRUPTED, xasprintf("%s: interrupted", ts[i].job->label));
         }
 }
 

@@ -14,6 +14,8 @@
 #ifndef SB_FETCH_DOWNLOAD_H
 #define SB_FETCH_DOWNLOAD_H
 
+#include "fetch_error.h"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -40,10 +42,10 @@ struct dl_job {
     /* Outputs. */
     struct dl_stream stream;
     int ok;
-    int from_cache;      /* a verified file was already there */
-    long long net_bytes; /* bytes received from the network for this job */
-    char *url_used;      /* the URL that delivered the verified file */
-    char *error;         /* why the job failed (every URL tried and what happened) */
+    int from_cache;           /* a verified file was already there */
+    long long net_bytes;      /* bytes received from the network for this job */
+    char *url_used;           /* the URL that delivered the verified file */
+    struct fetch_error error; /* why the job failed (every URL tried and what happened) */
 };
 
 struct dl_opts {

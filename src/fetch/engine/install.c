@@ -45,20 +45,17 @@ static void sweep_debris(struct install_ctx *c)
 /* Polls rather than blocking in flock: a signal that lands just before a blocking call would
  * be missed, and the wait must end within a second of Ctrl-C or TERM. */
 static int lock_wait(int fd, const char *path, const char *what, volatile sig_atomic_t *cancel,
-                     char **err)
+                     struct fetch_error *err)
 {
     int said = 0;
     for (;;) {
-        if (cancel && *cancel) {
-            *err = xasprintf("interrupted while waiting for the lock %s", path);
-            return -1;
-        }
+        if (cancel && *cancel)
+            return fetch_fail(err, FETCH_ERR_INTERRUPTED,
+                              "interrupted while waiting for the lock %s", path);
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return 0;
-        if (errno != EWOULDBLOCK && errno != EINTR) {
-            *err = xasprintf("could not lock %s: %s", path, strerror(errno));
-            return -1;
-        }
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return fetch_fail_errno(err, errno, "could not lock %s", path);
         if (!said++)
             fprintf(stderr, "sagebuild: waiting for another sagebuild using %s\n", what);
         struct timespec ts = {0, 100 * 1000 * 1000};
@@ -66,16 +63,14 @@ static int lock_wait(int fd, const char *path, const char *what, volatile sig_at
     }
 }
 
-int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, char **err)
+int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, struct fetch_error *err)
 {
-    if (fs_mkdir_p(dir, 0755) < 0) {
-        *err = xasprintf("cannot create %s: %s", dir, strerror(errno));
-        return -1;
-    }
+    if (fs_mkdir_p(dir, 0755) < 0)
+        return fetch_fail_errno(err, errno, "cannot create %s", dir);
     char *path = fs_join(dir, ".lock");
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        *err = xasprintf("cannot open the lock file %s: %s", path, strerror(errno));
+        fetch_fail_errno(err, errno, "cannot open the lock file %s", path);
     } else if (lock_wait(fd, path, dir, cancel, err) < 0) {
         close(fd);
         fd = -1;
@@ -85,7 +80,7 @@ int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, char **err)
 }
 
 int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct install_ctx *c,
-                 char **err)
+                 struct fetch_error *err)
 {
     memset(c, 0, sizeof *c);
     c->lock_fd = -1;
@@ -94,10 +89,8 @@ int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct insta
         abs = xstrdup(prefix);
     } else {
         char cwd[4096];
-        if (!getcwd(cwd, sizeof cwd)) {
-            *err = xasprintf("getcwd: %s", strerror(errno));
-            return -1;
-        }
+        if (!getcwd(cwd, sizeof cwd))
+            return fetch_fail_errno(err, errno, "getcwd");
         abs = fs_join(cwd, prefix);
     }
     size_t n = strlen(abs);
@@ -116,18 +109,14 @@ int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct insta
     c->parent = fs_dirname(abs);
     const char *slash = strrchr(abs, '/');
     c->base = xstrdup(slash ? slash + 1 : abs);
-    if (!*c->base || !strcmp(c->base, ".") || !strcmp(c->base, "..")) {
-        *err = xasprintf("%s cannot be a prefix", prefix);
-        return -1;
-    }
-    if (fs_mkdir_p(c->parent, 0755) < 0) {
-        *err = xasprintf("cannot create %s: %s", c->parent, strerror(errno));
-        return -1;
-    }
+    if (!*c->base || !strcmp(c->base, ".") || !strcmp(c->base, ".."))
+        return fetch_fail(err, FETCH_ERR_OTHER, "%s cannot be a prefix", prefix);
+    if (fs_mkdir_p(c->parent, 0755) < 0)
+        return fetch_fail_errno(err, errno, "cannot create %s", c->parent);
     char *lock = xasprintf("%s/.%s.lock", c->parent, c->base);
     c->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (c->lock_fd < 0) {
-        *err = xasprintf("cannot open the lock file %s: %s", lock, strerror(errno));
+        fetch_fail_errno(err, errno, "cannot open the lock file %s", lock);
         free(lock);
         return -1;
     }
@@ -139,11 +128,11 @@ int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct insta
     return 0;
 }
 
-int install_staging(struct install_ctx *c, char **err)
+int install_staging(struct install_ctx *c, struct fetch_error *err)
 {
     char *tmpl = xasprintf("%s/.%s.staging-XXXXXX", c->parent, c->base);
     if (!mkdtemp(tmpl)) {
-        *err = xasprintf("cannot create a staging folder in %s: %s", c->parent, strerror(errno));
+        fetch_fail_errno(err, errno, "cannot create a staging folder in %s", c->parent);
         free(tmpl);
         return -1;
     }
@@ -152,13 +141,11 @@ int install_staging(struct install_ctx *c, char **err)
     return 0;
 }
 
-int install_commit(struct install_ctx *c, char **err)
+int install_commit(struct install_ctx *c, struct fetch_error *err)
 {
     if (!fs_exists(c->prefix)) {
-        if (rename(c->staging, c->prefix) < 0) {
-            *err = xasprintf("cannot move %s to %s: %s", c->staging, c->prefix, strerror(errno));
-            return -1;
-        }
+        if (rename(c->staging, c->prefix) < 0)
+            return fetch_fail_errno(err, errno, "cannot move %s to %s", c->staging, c->prefix);
         free(c->staging);
         c->staging = NULL;
         return 0;
@@ -173,14 +160,14 @@ int install_commit(struct install_ctx *c, char **err)
     /* No atomic exchange on this file system: move the old tree aside, the new one in. */
     char *old = xasprintf("%s/.%s.old-%ld", c->parent, c->base, (long)getpid());
     if (rename(c->prefix, old) < 0) {
-        *err = xasprintf("cannot move the old %s aside: %s", c->prefix, strerror(errno));
+        fetch_fail_errno(err, errno, "cannot move the old %s aside", c->prefix);
         free(old);
         return -1;
     }
     if (rename(c->staging, c->prefix) < 0) {
         int e = errno;
         rename(old, c->prefix);
-        *err = xasprintf("cannot move %s to %s: %s", c->staging, c->prefix, strerror(e));
+        fetch_fail_errno(err, e, "cannot move %s to %s", c->staging, c->prefix);
         free(old);
         return -1;
     }

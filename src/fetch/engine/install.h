@@ -5,6 +5,8 @@
 #ifndef SB_FETCH_INSTALL_H
 #define SB_FETCH_INSTALL_H
 
+#include "fetch_error.h"
+
 #include <signal.h>
 
 struct install_ctx {
@@ -19,20 +21,20 @@ struct install_ctx {
  * one line to stderr when it has to wait. Removes staging debris a killed run left behind.
  * 0, or -1 with *err (also when *cancel becomes set while waiting). */
 int install_lock(const char *prefix, volatile sig_atomic_t *cancel, struct install_ctx *c,
-                 char **err);
+                 struct fetch_error *err);
 /* Creates the staging folder. 0 or -1 with *err. */
-int install_staging(struct install_ctx *c, char **err);
+int install_staging(struct install_ctx *c, struct fetch_error *err);
 /* Swaps staging in for the prefix (renameat2 RENAME_EXCHANGE where the file system has it, two
  * renames otherwise) and removes the old tree. 0 or -1 with *err; the old prefix survives a
  * failure. */
-int install_commit(struct install_ctx *c, char **err);
+int install_commit(struct install_ctx *c, struct fetch_error *err);
 /* Removes the staging folder, if any, releases the lock and frees c. */
 void install_release(struct install_ctx *c);
 
 /* Takes an exclusive lock on dir/.lock (creating dir), waiting with one line on stderr while
  * another process holds it: downloads into one cache never interleave. Returns the descriptor
  * to close, or -1 with *err. */
-int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, char **err);
+int install_lock_dir(const char *dir, volatile sig_atomic_t *cancel, struct fetch_error *err);
 
 /* Whether name is debris of a run on prefix base ("." base ".staging-" or ".old-"). Pure. */
 int install_is_debris(const char *base, const char *name);

@@ -35,23 +35,19 @@ static int is_real_dir(const char *p)
     return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int layout_merge(const char *src, const char *dst, char **err)
+int layout_merge(const char *src, const char *dst, struct fetch_error *err)
 {
     if (!fs_exists(dst)) {
         char *parent = fs_dirname(dst);
         fs_mkdir_p(parent, 0755);
         free(parent);
-        if (rename(src, dst) < 0) {
-            *err = xasprintf("cannot move %s to %s: %s", src, dst, strerror(errno));
-            return -1;
-        }
+        if (rename(src, dst) < 0)
+            return fetch_fail_errno(err, errno, "cannot move %s to %s", src, dst);
         return 0;
     }
     DIR *d = opendir(src);
-    if (!d) {
-        *err = xasprintf("cannot read %s: %s", src, strerror(errno));
-        return -1;
-    }
+    if (!d)
+        return fetch_fail_errno(err, errno, "cannot read %s", src);
     int rc = 0;
     struct dirent *de;
     while (rc == 0 && (de = readdir(d))) {
@@ -64,10 +60,8 @@ int layout_merge(const char *src, const char *dst, char **err)
         } else {
             if (is_real_dir(t))
                 fs_remove_tree(t);
-            if (rename(s, t) < 0) {
-                *err = xasprintf("cannot move %s to %s: %s", s, t, strerror(errno));
-                rc = -1;
-            }
+            if (rename(s, t) < 0)
+                rc = fetch_fail_errno(err, errno, "cannot move %s to %s", s, t);
         }
         free(s);
         free(t);
@@ -79,13 +73,12 @@ int layout_merge(const char *src, const char *dst, char **err)
 }
 
 static int add_link(const char *root, const char *link, const char *target, struct strbuf *log,
-                    char **err)
+                    struct fetch_error *err)
 {
     char *p = fs_join(root, link);
     int rc = 0;
     if (symlink(target, p) < 0) {
-        *err = xasprintf("cannot create %s: %s", p, strerror(errno));
-        rc = -1;
+        rc = fetch_fail_errno(err, errno, "cannot create %s", p);
     } else {
         sb_addf(log, "%s -> %s\n", link, target);
     }
@@ -94,7 +87,7 @@ static int add_link(const char *root, const char *link, const char *target, stru
 }
 
 int layout_fixup(const char *root, const char *release, const char *const *components,
-                 const char *const *versions, int n, struct strbuf *log, char **err)
+                 const char *const *versions, int n, struct strbuf *log, struct fetch_error *err)
 {
     char *lib = fs_join(root, "lib"), *lib64 = fs_join(root, "lib64");
     int rc = 0;
@@ -123,10 +116,8 @@ int layout_fixup(const char *root, const char *release, const char *const *compo
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     char *path = fs_join(root, "version.json");
-    if (fs_write_file(path, text, strlen(text)) < 0) {
-        *err = xasprintf("cannot write %s: %s", path, strerror(errno));
-        rc = -1;
-    }
+    if (fs_write_file(path, text, strlen(text)) < 0)
+        rc = fetch_fail_errno(err, errno, "cannot write %s", path);
     free(path);
     free(text);
     return rc;

@@ -168,12 +168,12 @@ static int foreign_prefix(const char *prefix)
     return entries > 0;
 }
 
-static int write_text(const char *dir, const char *name, const char *text, char **err)
+static int write_text(const char *dir, const char *name, const char *text, struct fetch_error *err)
 {
     char *p = fs_join(dir, name);
     int rc = fs_write_file(p, text, strlen(text));
     if (rc < 0)
-        *err = xasprintf("cannot write %s: %s", p, strerror(errno));
+        fetch_fail_errno(err, errno, "cannot write %s", p);
     free(p);
     return rc;
 }
@@ -194,16 +194,18 @@ static int finish_tree(const struct pipeline_request *rq, struct install_ctx *ic
         struct strbuf log = STRBUF_INIT;
         if (rq->dl->progress)
             fprintf(stderr, "  compiling and linking a test program with the new nvcc...\n");
-        if (postcheck_compile(root, hc.cxx, &log) == 0) {
+        enum fetch_error_kind failed = postcheck_compile(root, hc.cxx, &log);
+        if (failed == FETCH_ERR_NONE) {
             res->postcheck = POSTCHECK_OK;
             res->postcheck_note = xasprintf("nvcc -ccbin %s compiled and linked a program "
                                             "using cuda_fp16.h, cuda_bf16.h, cuda_fp8.h",
                                             hc.cxx);
         } else {
             res->postcheck = POSTCHECK_FAILED;
-            res->error = xasprintf("the fetched toolkit failed its compile-and-link check "
-                                   "(host compiler %s; %s):\n%s",
-                                   hc.cxx, hc.note ? hc.note : "", sb_str(&log));
+            fetch_fail(&res->error, failed,
+                       "the fetched toolkit failed its compile-and-link check (host compiler %s; "
+                       "%s):\n%s",
+                       hc.cxx, hc.note ? hc.note : "", sb_str(&log));
         }
         sb_free(&log);
     }
@@ -238,13 +240,9 @@ static int merge_and_fix(const struct pipeline_request *rq, const char *root, ch
                          struct pipeline_result *res)
 {
     const struct fetch_plan *plan = rq->plan;
-    for (int i = 0; i < plan->nitems; i++) {
-        char *err = NULL;
-        if (fs_is_dir(dests[i]) && layout_merge(dests[i], root, &err) < 0) {
-            res->error = err;
+    for (int i = 0; i < plan->nitems; i++)
+        if (fs_is_dir(dests[i]) && layout_merge(dests[i], root, &res->error) < 0)
             return -1;
-        }
-    }
     char *parts = fs_join(root, ".parts");
     fs_remove_tree(parts);
     free(parts);
@@ -255,24 +253,22 @@ static int merge_and_fix(const struct pipeline_request *rq, const char *root, ch
         versions[i] = plan->items[i].version;
     }
     struct strbuf log = STRBUF_INIT;
-    char *err = NULL;
     int rc = 0;
     if (rq->source->fixup)
-        rc = rq->source->fixup(root, &log, &err);
+        rc = rq->source->fixup(root, &log, &res->error);
     if (rc == 0)
-        rc = layout_fixup(root, plan->release, names, versions, plan->nitems, &log, &err);
+        rc = layout_fixup(root, plan->release, names, versions, plan->nitems, &log, &res->error);
     free(names);
     free(versions);
     sb_free(&log); /* the fix-ups need no mention: the tree is checked below */
-    if (rc < 0) {
-        res->error = err;
+    if (rc < 0)
         return -1;
-    }
     struct strbuf missing = STRBUF_INIT;
     if (layout_check(root, &missing) > 0) {
-        res->error = xasprintf("the unpacked components do not make a toolkit; missing: %s "
-                               "(add the components that hold them with --with)",
-                               sb_str(&missing));
+        fetch_fail(&res->error, FETCH_ERR_OTHER,
+                   "the unpacked components do not make a toolkit; missing: %s (add the "
+                   "components that hold them with --with)",
+                   sb_str(&missing));
         sb_free(&missing);
         return -1;
     }
@@ -285,11 +281,8 @@ static int merge_and_fix(const struct pipeline_request *rq, const char *root, ch
 static int prepare_prefix(const struct pipeline_request *rq, struct install_ctx *ic,
                           struct pipeline_result *res)
 {
-    char *err = NULL;
-    if (install_lock(rq->prefix, rq->cancel, ic, &err) < 0) {
-        res->error = err;
+    if (install_lock(rq->prefix, rq->cancel, ic, &res->error) < 0)
         return -1;
-    }
     if (!rq->force && already_installed(rq)) {
         res->unchanged = 1;
         return 1;
@@ -297,19 +290,21 @@ static int prepare_prefix(const struct pipeline_request *rq, struct install_ctx 
     if (!rq->force && foreign_prefix(ic->prefix)) {
         /* Say what is there: a dangling symlink or a device is no one's old toolkit. */
         char *what = fs_why_not_dir(ic->prefix);
-        res->error = what ? xasprintf("--prefix %s %s; refusing to replace it: choose another "
-                                      "--prefix, or add --force",
-                                      ic->prefix, what)
-                          : xasprintf("%s exists and was not made by sagebuild (no %s); refusing "
-                                      "to replace it: choose another --prefix, or add --force",
-                                      ic->prefix, LOCKFILE_NAME);
+        if (what)
+            fetch_fail(&res->error, FETCH_ERR_OTHER,
+                       "--prefix %s %s; refusing to replace it: choose another --prefix, or add "
+                       "--force",
+                       ic->prefix, what);
+        else
+            fetch_fail(&res->error, FETCH_ERR_OTHER,
+                       "%s exists and was not made by sagebuild (no %s); refusing to replace it: "
+                       "choose another --prefix, or add --force",
+                       ic->prefix, LOCKFILE_NAME);
         free(what);
         return -1;
     }
-    if (install_staging(ic, &err) < 0) {
-        res->error = err;
+    if (install_staging(ic, &res->error) < 0)
         return -1;
-    }
     return 0;
 }
 
@@ -407,27 +402,29 @@ static int archives_verdict(const struct pipeline_request *rq, const struct arch
         res->components[i].url = j->url_used ? xstrdup(j->url_used) : NULL;
         res->net_bytes += j->net_bytes;
     }
-    if (rq->cancel && *rq->cancel) {
-        res->error = xstrdup("interrupted; the prefix was left as it was");
-        return -1;
-    }
+    if (rq->cancel && *rq->cancel)
+        return fetch_fail(&res->error, FETCH_ERR_INTERRUPTED,
+                          "interrupted; the prefix was left as it was");
     struct strbuf failed = STRBUF_INIT;
-    for (int i = 0; i < a->n; i++)
-        if (!a->jobs[i].ok)
-            sb_addf(&failed, "%s%s", failed.len ? "\n" : "",
-                    a->jobs[i].error ? a->jobs[i].error : "download failed");
-    if (failed.len) {
-        res->error = sb_detach(&failed);
-        return -1;
+    enum fetch_error_kind kind = FETCH_ERR_NONE;
+    for (int i = 0; i < a->n; i++) {
+        const struct fetch_error *e = &a->jobs[i].error;
+        if (a->jobs[i].ok)
+            continue;
+        sb_addf(&failed, "%s%s", failed.len ? "\n" : "",
+                e->message ? e->message : "download failed");
+        kind = fetch_error_kind_leading(kind, e->message ? e->kind : FETCH_ERR_OTHER);
     }
+    if (failed.len)
+        return fetch_fail_with(&res->error, kind, sb_detach(&failed));
     sb_free(&failed);
-    for (int i = 0; i < a->n; i++)
-        if (a->rcs[i] < 0) {
-            res->error =
-                xasprintf("%s: %s", rq->plan->items[i].component,
-                          a->unpacked[i].error ? a->unpacked[i].error : "unpacking failed");
-            return -1;
-        }
+    for (int i = 0; i < a->n; i++) {
+        const struct fetch_error *e = &a->unpacked[i].error;
+        if (a->rcs[i] < 0)
+            return fetch_fail(&res->error, e->message ? e->kind : FETCH_ERR_OTHER, "%s: %s",
+                              rq->plan->items[i].component,
+                              e->message ? e->message : "unpacking failed");
+    }
     return 0;
 }
 
@@ -436,13 +433,10 @@ static int archives_verdict(const struct pipeline_request *rq, const struct arch
 static int build_tree(const struct pipeline_request *rq, struct install_ctx *ic, double t0,
                       struct pipeline_result *res)
 {
-    char *err = NULL;
     /* Runs on other prefixes share the cache: their downloads must not interleave. */
-    int cache_lock = install_lock_dir(rq->cache_dir, rq->cancel, &err);
-    if (cache_lock < 0) {
-        res->error = err;
+    int cache_lock = install_lock_dir(rq->cache_dir, rq->cancel, &res->error);
+    if (cache_lock < 0)
         return -1;
-    }
     struct archives a;
     archives_init(&a, rq, ic->staging);
     download_and_unpack(rq, &a);
@@ -453,14 +447,11 @@ static int build_tree(const struct pipeline_request *rq, struct install_ctx *ic,
     archives_free(&a);
     if (rc == 0)
         rc = finish_tree(rq, ic, res);
-    if (rc == 0 && rq->cancel && *rq->cancel) {
-        res->error = xstrdup("interrupted; the prefix was left as it was");
+    if (rc == 0 && rq->cancel && *rq->cancel)
+        rc = fetch_fail(&res->error, FETCH_ERR_INTERRUPTED,
+                        "interrupted; the prefix was left as it was");
+    if (rc == 0 && install_commit(ic, &res->error) < 0)
         rc = -1;
-    }
-    if (rc == 0 && install_commit(ic, &err) < 0) {
-        res->error = err;
-        rc = -1;
-    }
     res->seconds = now_s() - t0;
     return rc;
 }
@@ -489,6 +480,6 @@ void pipeline_result_free(struct pipeline_result *res, int n)
         free(res->components[i].url);
     free(res->components);
     free(res->postcheck_note);
-    free(res->error);
+    fetch_error_free(&res->error);
     memset(res, 0, sizeof *res);
 }

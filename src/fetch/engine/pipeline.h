@@ -38,7 +38,7 @@ struct pipeline_result {
     double seconds;
     enum postcheck_status postcheck;
     char *postcheck_note;
-    char *error; /* heap, when the run failed */
+    struct fetch_error error; /* set when the run failed */
 };
 
 /* 0 installed or unchanged; 1 installed with a warning (post-check skipped); -1 failed. */

@@ -44,20 +44,30 @@ int postcheck_trace_uses_root(const char *trace, const char *root)
     return seen;
 }
 
-int postcheck_compile(const char *root, const char *cxx, struct strbuf *log)
+/* The kind of a failure to set up the check: the compiler is not to blame for a full disk. */
+static enum fetch_error_kind setup_failure(int errnum)
+{
+    return fetch_error_kind_of_errno(errnum) == FETCH_ERR_DISK ? FETCH_ERR_DISK
+                                                               : FETCH_ERR_POSTCHECK;
+}
+
+enum fetch_error_kind postcheck_compile(const char *root, const char *cxx, struct strbuf *log)
 {
     const char *tmpdir = getenv("TMPDIR");
     char *dir = xasprintf("%s/sagebuild-check-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(dir)) {
-        sb_addf(log, "cannot create a temporary folder: %s\n", strerror(errno));
+        int e = errno;
+        sb_addf(log, "cannot create a temporary folder: %s\n", strerror(e));
         free(dir);
-        return -1;
+        return setup_failure(e);
     }
     char *src = fs_join(dir, "check.cu"), *exe = fs_join(dir, "check");
     char *nvcc = fs_join(root, "bin/nvcc");
-    int rc = -1;
+    enum fetch_error_kind rc = FETCH_ERR_POSTCHECK;
     if (fs_write_file(src, postcheck_source, strlen(postcheck_source)) < 0) {
-        sb_addf(log, "cannot write %s: %s\n", src, strerror(errno));
+        int e = errno;
+        sb_addf(log, "cannot write %s: %s\n", src, strerror(e));
+        rc = setup_failure(e);
         goto out;
     }
     /* Shared libcudart, as torch links it (-L$CUDA_HOME/lib64 -lcudart). The environment's
@@ -78,7 +88,7 @@ int postcheck_compile(const char *root, const char *cxx, struct strbuf *log)
     } else if (!postcheck_trace_uses_root(pr.out, root)) {
         sb_addf(log, "the program linked, but not against %s/lib64/libcudart\n", root);
     } else {
-        rc = 0;
+        rc = FETCH_ERR_NONE;
     }
     proc_result_free(&pr);
 out:

@@ -4,6 +4,7 @@
 #ifndef SB_FETCH_POSTCHECK_H
 #define SB_FETCH_POSTCHECK_H
 
+#include "fetch_error.h"
 #include "util/strbuf.h"
 
 /* The test program, so the unit tests can check what it covers. */
@@ -13,8 +14,10 @@ extern const char postcheck_source[];
 
 /* Compiles and links the test program with root/bin/nvcc (-ccbin cxx) in a temporary folder,
  * with the linker tracing its inputs so a libcudart from anywhere but root counts as a failure.
- * 0 ok, -1 failed (log says why). */
-int postcheck_compile(const char *root, const char *cxx, struct strbuf *log);
+ * FETCH_ERR_NONE when it passed; else log says why, and the kind is FETCH_ERR_DISK when the
+ * test program could not even be written for lack of space ($TMPDIR full), FETCH_ERR_POSTCHECK
+ * otherwise. */
+enum fetch_error_kind postcheck_compile(const char *root, const char *cxx, struct strbuf *log);
 
 /* Pure: whether the linker trace (ld -t output) shows libcudart taken from root. */
 int postcheck_trace_uses_root(const char *trace, const char *root);

@@ -20,8 +20,7 @@
 
 void unpack_result_free(struct unpack_result *r)
 {
-    free(r->error);
-    r->error = NULL;
+    fetch_error_free(&r->error);
 }
 
 struct extract {
@@ -34,10 +33,11 @@ struct extract {
     struct writer *w;       /* write-behind thread, NULL: write here */
 };
 
-static int fail(struct extract *x, char *msg)
+/* The first failure is the one reported: what follows it is its consequence. */
+static int fail(struct extract *x, enum fetch_error_kind kind, char *msg)
 {
-    if (!x->r->error)
-        x->r->error = msg;
+    if (!x->r->error.message)
+        fetch_fail_with(&x->r->error, kind, msg);
     else
         free(msg);
     return -1;
@@ -55,16 +55,18 @@ static char *shown(const char *name)
 static int fail_at(struct extract *x, const char *what, const char *rel, int err)
 {
     char *n = shown(rel);
-    int rc = fail(x, xasprintf("%s %s: %s", what, n, strerror(err)));
+    int rc =
+        fail(x, fetch_error_kind_of_errno(err), xasprintf("%s %s: %s", what, n, strerror(err)));
     free(n);
     return rc;
 }
 
 static int over_budget(struct extract *x, int entries)
 {
-    return fail(x, unpack_budget_refusal(&x->budget, x->o->archive_size,
-                                         x->o->archive_name ? x->o->archive_name : "the archive",
-                                         entries));
+    return fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                unpack_budget_refusal(&x->budget, x->o->archive_size,
+                                      x->o->archive_name ? x->o->archive_name : "the archive",
+                                      entries));
 }
 
 /* The folder that holds rel, as a descriptor beneath the root (created as needed); *leaf points
@@ -80,11 +82,12 @@ static int parent_of(struct extract *x, const char *rel, const char *name, const
         int e = errno;
         char *n = shown(name);
         if (e == ELOOP)
-            fail(x, xasprintf("refusing archive entry '%s': it lies beneath the symlink '%.*s' "
-                              "from the same archive",
-                              n, (int)(bad < SHOWN_NAME_MAX ? bad : SHOWN_NAME_MAX), dir));
+            fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                 xasprintf("refusing archive entry '%s': it lies beneath the symlink '%.*s' "
+                           "from the same archive",
+                           n, (int)(bad < SHOWN_NAME_MAX ? bad : SHOWN_NAME_MAX), dir));
         else
-            fail(x,
+            fail(x, fetch_error_kind_of_errno(e),
                  xasprintf("creating %s: %.*s: %s", n,
                            (int)(bad < SHOWN_NAME_MAX ? bad : SHOWN_NAME_MAX), dir, strerror(e)));
         free(n);
@@ -114,9 +117,10 @@ static int write_data(struct extract *x, struct archive *a, int fd, const char *
         if (rc == ARCHIVE_EOF)
             break;
         if (rc < ARCHIVE_WARN)
-            return fail(x, xasprintf("reading %s: %s", name, archive_error_string(a)));
+            return fail(x, FETCH_ERR_OTHER,
+                        xasprintf("reading %s: %s", name, archive_error_string(a)));
         if (x->o->cancel && *x->o->cancel)
-            return fail(x, xstrdup("interrupted"));
+            return fail(x, FETCH_ERR_INTERRUPTED, xstrdup("interrupted"));
         /* The logical size counts, holes included: a copy of the tree would fill them in. */
         if (off + (la_int64_t)len > end)
             end = off + (la_int64_t)len;
@@ -134,8 +138,11 @@ static int write_data(struct extract *x, struct archive *a, int fd, const char *
             ssize_t w = pwrite(fd, p, len, off);
             if (w < 0 && errno == EINTR)
                 continue;
-            if (w < 0)
-                return fail(x, xasprintf("writing %s: %s", name, strerror(errno)));
+            if (w < 0) {
+                int e = errno;
+                return fail(x, fetch_error_kind_of_errno(e),
+                            xasprintf("writing %s: %s", name, strerror(e)));
+            }
             p += w;
             off += w;
             len -= (size_t)w;
@@ -206,7 +213,8 @@ static int extract_symlink(struct extract *x, struct archive_entry *e, const cha
     const char *why = path_link_check(rel, target ? target : "");
     if (why) {
         char *n = shown(name), *t = shown(target ? target : "");
-        int rc = fail(x, xasprintf("refusing symlink '%s' -> '%s': it %s", n, t, why));
+        int rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                      xasprintf("refusing symlink '%s' -> '%s': it %s", n, t, why));
         free(n);
         free(t);
         return rc;
@@ -238,8 +246,9 @@ static int extract_hardlink(struct extract *x, const char *rel, const char *name
     char *n = shown(name), *h = shown(hardlink);
     int rc = 0;
     if (!trel || !*trel || why) {
-        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target %s", n, h,
-                               why ? why : "is outside the extracted tree"));
+        rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                  xasprintf("refusing hard link '%s' -> '%s': the target %s", n, h,
+                            why ? why : "is outside the extracted tree"));
         goto out;
     }
     char *tdir = NULL;
@@ -251,15 +260,18 @@ static int extract_hardlink(struct extract *x, const char *rel, const char *name
     free(tdir);
     struct stat st;
     if (tfd < 0 || fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target %s", n, h,
-                               errno == ELOOP ? "lies beneath a symlink"
-                                              : "is not an earlier entry of the archive"));
+        rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                  xasprintf("refusing hard link '%s' -> '%s': the target %s", n, h,
+                            errno == ELOOP ? "lies beneath a symlink"
+                                           : "is not an earlier entry of the archive"));
     } else if (S_ISLNK(st.st_mode)) {
-        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target is a symlink (a "
-                               "hard link would move it where its target points elsewhere)",
-                               n, h));
+        rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                  xasprintf("refusing hard link '%s' -> '%s': the target is a symlink (a "
+                            "hard link would move it where its target points elsewhere)",
+                            n, h));
     } else if (!S_ISREG(st.st_mode)) {
-        rc = fail(x, xasprintf("refusing hard link '%s' -> '%s': the target is not a file", n, h));
+        rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                  xasprintf("refusing hard link '%s' -> '%s': the target is not a file", n, h));
     } else {
         const char *leaf;
         int dirfd = parent_of(x, rel, name, &leaf);
@@ -268,8 +280,11 @@ static int extract_hardlink(struct extract *x, const char *rel, const char *name
         } else {
             clear_leaf(dirfd, leaf);
             /* No AT_SYMLINK_FOLLOW: the name itself is linked, never what it points at. */
-            if (linkat(tfd, tleaf, dirfd, leaf, 0) < 0)
-                rc = fail(x, xasprintf("hard link %s -> %s: %s", n, h, strerror(errno)));
+            if (linkat(tfd, tleaf, dirfd, leaf, 0) < 0) {
+                int e = errno;
+                rc = fail(x, fetch_error_kind_of_errno(e),
+                          xasprintf("hard link %s -> %s: %s", n, h, strerror(e)));
+            }
         }
     }
     if (tfd >= 0)
@@ -292,7 +307,8 @@ static int extract_entry(struct extract *x, struct archive *a, struct archive_en
     char *rel = path_strip(name, x->o->strip, &why);
     if (!rel) {
         char *n = shown(name);
-        int rc = fail(x, xasprintf("refusing archive entry '%s': it %s", n, why));
+        int rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                      xasprintf("refusing archive entry '%s': it %s", n, why));
         free(n);
         return rc;
     }
@@ -308,7 +324,8 @@ static int extract_entry(struct extract *x, struct archive *a, struct archive_en
         rel = mapped;
         if ((why = path_rel_check(rel))) {
             char *n = shown(rel);
-            int rc = fail(x, xasprintf("refusing mapped entry '%s': it %s", n, why));
+            int rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                          xasprintf("refusing mapped entry '%s': it %s", n, why));
             free(n);
             free(rel);
             return rc;
@@ -331,7 +348,8 @@ static int extract_entry(struct extract *x, struct archive *a, struct archive_en
             break;
         default: {
             char *n = shown(name);
-            rc = fail(x, xasprintf("refusing archive entry '%s': not a file, folder or link", n));
+            rc = fail(x, FETCH_ERR_UNSAFE_ARCHIVE,
+                      xasprintf("refusing archive entry '%s': not a file, folder or link", n));
             free(n);
         }
         }
@@ -360,37 +378,43 @@ static int extract_all(struct archive *a, const char *dest, const struct unpack_
     x.o = o;
     x.r = r;
     unpack_budget_for(o->archive_size, &x.budget);
-    if (fs_mkdir_p(dest, 0755) < 0)
-        return fail(&x, xasprintf("mkdir %s: %s", dest, strerror(errno)));
-    if (beneath_open(&x.root, dest, o->walk_only) < 0)
-        return fail(&x, xasprintf("opening %s: %s", dest, strerror(errno)));
+    if (fs_mkdir_p(dest, 0755) < 0) {
+        int e = errno;
+        return fail(&x, fetch_error_kind_of_errno(e), xasprintf("mkdir %s: %s", dest, strerror(e)));
+    }
+    if (beneath_open(&x.root, dest, o->walk_only) < 0) {
+        int e = errno;
+        return fail(&x, fetch_error_kind_of_errno(e),
+                    xasprintf("opening %s: %s", dest, strerror(e)));
+    }
     x.w = writer_start();
     int rc = 0;
     struct archive_entry *e;
     for (;;) {
         if (o->cancel && *o->cancel) {
-            rc = fail(&x, xstrdup("interrupted"));
+            rc = fail(&x, FETCH_ERR_INTERRUPTED, xstrdup("interrupted"));
             break;
         }
         int h = archive_read_next_header(a, &e);
         if (h == ARCHIVE_EOF)
             break;
         if (h < ARCHIVE_WARN) {
-            rc = fail(&x, xasprintf("not a readable archive: %s", archive_error_string(a)));
+            rc = fail(&x, FETCH_ERR_OTHER,
+                      xasprintf("not a readable archive: %s", archive_error_string(a)));
             break;
         }
         if ((rc = extract_entry(&x, a, e)) < 0)
             break;
     }
-    char *werr = NULL;
+    struct fetch_error werr = {0};
     if (x.w && writer_finish(x.w, &werr) < 0) {
         /* The writer's failure (a full disk) is the cause of anything that followed it. */
-        free(r->error);
+        fetch_error_free(&r->error);
         r->error = werr;
         rc = -1;
     }
-    if (rc < 0 && !r->error)
-        r->error = xstrdup("extraction failed");
+    if (rc < 0 && !r->error.message)
+        fetch_fail(&r->error, FETCH_ERR_OTHER, "extraction failed");
     beneath_close(&x.root);
     return rc;
 }
@@ -402,7 +426,7 @@ int unpack_file(const char *archive, const char *dest, const struct unpack_opts 
     struct archive *a = new_reader();
     int rc;
     if (archive_read_open_filename(a, archive, READ_CHUNK) != ARCHIVE_OK) {
-        r->error = xasprintf("%s: %s", archive, archive_error_string(a));
+        fetch_fail(&r->error, FETCH_ERR_OTHER, "%s: %s", archive, archive_error_string(a));
         rc = -1;
     } else {
         rc = extract_all(a, dest, o, r);
@@ -494,7 +518,7 @@ int unpack_download(struct dl_job *job, const char *dest, const struct unpack_op
         }
         if (v == DL_FAILED) {
             unpack_result_free(r);
-            r->error = xstrdup("the download failed");
+            fetch_fail(&r->error, FETCH_ERR_OTHER, "the download failed");
             rc = -1;
         }
         break;

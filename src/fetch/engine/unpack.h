@@ -31,13 +31,14 @@ struct unpack_opts {
 
 struct unpack_result {
     long long entries;
-    long long bytes; /* bytes written */
-    char *error;     /* heap string when the extraction failed */
+    long long bytes;          /* bytes written */
+    struct fetch_error error; /* set when the extraction failed */
 };
 
 void unpack_result_free(struct unpack_result *r);
 
-/* Extracts a complete archive file into dest (created if needed). 0 or -1 (r->error). */
+/* Extracts a complete archive file into dest (created if needed). 0 or -1 (r->error: a refused
+ * entry or a blown budget is FETCH_ERR_UNSAFE_ARCHIVE). */
 int unpack_file(const char *archive, const char *dest, const struct unpack_opts *o,
                 struct unpack_result *r);
 

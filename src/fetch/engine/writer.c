@@ -26,11 +26,12 @@ struct writer {
     struct op ring[WRITER_DEPTH];
     int head, count;
     int stopping;
-    char *error; /* the first failure; what follows it is only cleaned up */
+    struct fetch_error error; /* the first failure; what follows it is only cleaned up */
     pthread_t thread;
 };
 
-static char *do_write(const struct op *op)
+/* 0, or -1 with *err. */
+static int do_write(const struct op *op, struct fetch_error *err)
 {
     const char *p = op->buf;
     size_t left = op->len;
@@ -40,26 +41,27 @@ static char *do_write(const struct op *op)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            return xasprintf("writing %s: %s", op->name, strerror(errno));
+            return fetch_fail_errno(err, errno, "writing %s", op->name);
         p += w;
         off += w;
         left -= (size_t)w;
     }
-    return NULL;
+    return 0;
 }
 
-static char *do_close(const struct op *op)
+/* 0, or -1 with *err. */
+static int do_close(const struct op *op, struct fetch_error *err)
 {
-    char *err = NULL;
+    int rc = 0;
     if (ftruncate(op->fd, op->off) < 0 || fchmod(op->fd, op->mode) < 0)
-        err = xasprintf("finishing %s: %s", op->name, strerror(errno));
-    if (!err && op->has_mtime) {
+        rc = fetch_fail_errno(err, errno, "finishing %s", op->name);
+    if (rc == 0 && op->has_mtime) {
         struct timespec ts[2] = {{op->mtime, 0}, {op->mtime, 0}};
         futimens(op->fd, ts);
     }
-    if (close(op->fd) < 0 && !err)
-        err = xasprintf("writing %s: %s", op->name, strerror(errno));
-    return err;
+    if (close(op->fd) < 0 && rc == 0)
+        rc = fetch_fail_errno(err, errno, "writing %s", op->name);
+    return rc;
 }
 
 static void *writer_main(void *arg)
@@ -74,20 +76,22 @@ static void *writer_main(void *arg)
             return NULL;
         }
         struct op op = w->ring[w->head];
-        int failed = w->error != NULL;
+        int failed = w->error.message != NULL;
         pthread_mutex_unlock(&w->mu);
-        char *err = NULL;
-        if (op.closing)
-            err = failed ? (close(op.fd), NULL) : do_close(&op);
+        struct fetch_error err = {0};
+        if (op.closing && failed)
+            close(op.fd);
+        else if (op.closing)
+            do_close(&op, &err);
         else if (!failed)
-            err = do_write(&op);
+            do_write(&op, &err);
         free(op.buf);
         free(op.name);
         pthread_mutex_lock(&w->mu);
-        if (err && !w->error)
+        if (err.message && !w->error.message)
             w->error = err;
         else
-            free(err);
+            fetch_error_free(&err);
         w->head = (w->head + 1) % WRITER_DEPTH;
         w->count--;
         pthread_cond_signal(&w->can_put);
@@ -116,7 +120,7 @@ static int put(struct writer *w, const struct op *op)
     pthread_mutex_lock(&w->mu);
     while (w->count == WRITER_DEPTH)
         pthread_cond_wait(&w->can_put, &w->mu);
-    int failed = w->error != NULL;
+    int failed = w->error.message != NULL;
     w->ring[(w->head + w->count) % WRITER_DEPTH] = *op;
     w->count++;
     pthread_cond_signal(&w->can_take);
@@ -139,7 +143,7 @@ int writer_close(struct writer *w, int fd, long long size, mode_t mode, time_t m
     return put(w, &op);
 }
 
-int writer_finish(struct writer *w, char **err)
+int writer_finish(struct writer *w, struct fetch_error *err)
 {
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
@@ -147,7 +151,7 @@ int writer_finish(struct writer *w, char **err)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     int rc = 0;
-    if (w->error) {
+    if (w->error.message) {
         *err = w->error;
         rc = -1;
     }

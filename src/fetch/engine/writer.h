@@ -5,6 +5,8 @@
 #ifndef SB_FETCH_WRITER_H
 #define SB_FETCH_WRITER_H
 
+#include "fetch_error.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -22,6 +24,6 @@ int writer_data(struct writer *w, int fd, long long off, const void *buf, size_t
 int writer_close(struct writer *w, int fd, long long size, mode_t mode, time_t mtime, int has_mtime,
                  const char *name);
 /* Drains the queue and stops the thread. 0, or -1 with *err naming the first failure. */
-int writer_finish(struct writer *w, char **err);
+int writer_finish(struct writer *w, struct fetch_error *err);
 
 #endif

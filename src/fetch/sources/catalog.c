@@ -71,7 +71,7 @@ static int has_patch(const char *request)
     return dots >= 2;
 }
 
-char *catalog_resolve(const struct catalog *c, const char *request, char **err)
+char *catalog_resolve(const struct catalog *c, const char *request, struct fetch_error *err)
 {
     char **all = NULL;
     int n = 0, k = 0;
@@ -97,9 +97,10 @@ char *catalog_resolve(const struct catalog *c, const char *request, char **err)
         label = xstrdup(request); /* not known yet: the mirrors may still have it */
     }
     if (!label)
-        *err = xasprintf("no CUDA release matching %s is known (bundled, cached or on the "
-                         "mirrors); name one with --cuda X.Y.Z or --manifest",
-                         request);
+        fetch_fail(err, FETCH_ERR_NOT_FOUND,
+                   "no CUDA release matching %s is known (bundled, cached or on the mirrors); "
+                   "name one with --cuda X.Y.Z or --manifest",
+                   request);
     resolve_free_list(all, n);
     return label;
 }
@@ -150,14 +151,13 @@ static void cache_manifest(const struct catalog *c, const char *label,
     free(name);
 }
 
-int catalog_load(const struct catalog *c, const char *label, struct manifest_text *out, char **err)
+int catalog_load(const struct catalog *c, const char *label, struct manifest_text *out,
+                 struct fetch_error *err)
 {
     memset(out, 0, sizeof *out);
     const char *why = resolve_label_check(label);
-    if (why) {
-        *err = xasprintf("the release '%.64s' %s", label, why);
-        return -1;
-    }
+    if (why)
+        return fetch_fail(err, FETCH_ERR_OTHER, "the release '%.64s' %s", label, why);
     char *file = xasprintf("redistrib_%s.json", label);
     const char *dirs[2] = {c->bundled_dir, c->cache_dir};
     const char *kinds[2] = {"bundled", "cache"};
@@ -176,12 +176,11 @@ int catalog_load(const struct catalog *c, const char *label, struct manifest_tex
         }
     }
     free(file);
-    if (c->dl->offline) {
-        *err = xasprintf("no manifest for CUDA %s is bundled or cached, and --offline forbids "
-                         "downloading it",
-                         label);
-        return -1;
-    }
+    if (c->dl->offline)
+        return fetch_fail(err, FETCH_ERR_OFFLINE,
+                          "no manifest for CUDA %s is bundled or cached, and --offline forbids "
+                          "downloading it",
+                          label);
     struct strbuf tried = STRBUF_INIT;
     for (int i = 0; i < c->nmirrors; i++) {
         char *url = url_manifest(c->mirrors[i], label), *e = NULL;
@@ -197,27 +196,27 @@ int catalog_load(const struct catalog *c, const char *label, struct manifest_tex
         free(e);
         free(url);
     }
-    *err = xasprintf("no mirror has the manifest for CUDA %s:\n%s", label, sb_str(&tried));
+    fetch_fail(err, FETCH_ERR_NO_MANIFEST, "no mirror has the manifest for CUDA %s:\n%s", label,
+               sb_str(&tried));
     sb_free(&tried);
     return -1;
 }
 
 int catalog_load_named(const struct catalog *c, const char *file_or_url, const char *fallback_label,
-                       struct manifest_text *out, char **err)
+                       struct manifest_text *out, struct fetch_error *err)
 {
     memset(out, 0, sizeof *out);
     if (strstr(file_or_url, "://")) {
-        if (c->dl->offline && strncmp(file_or_url, "file://", 7)) {
-            *err = xasprintf("--offline forbids downloading %s", file_or_url);
-            return -1;
-        }
-        if (dl_get_text(file_or_url, MANIFEST_MAX, c->dl, &out->text, &out->len, err) < 0)
-            return -1;
+        if (c->dl->offline && strncmp(file_or_url, "file://", 7))
+            return fetch_fail(err, FETCH_ERR_OFFLINE, "--offline forbids downloading %s",
+                              file_or_url);
+        char *why_not = NULL;
+        if (dl_get_text(file_or_url, MANIFEST_MAX, c->dl, &out->text, &out->len, &why_not) < 0)
+            return fetch_fail_with(err, FETCH_ERR_OTHER, why_not);
         out->origin = xstrdup(file_or_url);
         fill_hash(out);
     } else if (load_file(file_or_url, out, NULL) < 0) {
-        *err = xasprintf("cannot read %s: %s", file_or_url, strerror(errno));
-        return -1;
+        return fetch_fail_errno(err, errno, "cannot read %s", file_or_url);
     }
     out->label = label_in_text(out->text, out->len);
     if (!out->label)
@@ -225,16 +224,16 @@ int catalog_load_named(const struct catalog *c, const char *file_or_url, const c
     if (!out->label && fallback_label)
         out->label = xstrdup(fallback_label);
     if (!out->label) {
-        *err = xasprintf("%s has no release_label and its name says none; add --cuda X.Y.Z",
-                         file_or_url);
         manifest_text_free(out);
-        return -1;
+        return fetch_fail(err, FETCH_ERR_OTHER,
+                          "%s has no release_label and its name says none; add --cuda X.Y.Z",
+                          file_or_url);
     }
     /* The label names the cached copy and the default prefix: "9.9.9/../../.." must not. */
     const char *why = resolve_label_check(out->label);
     if (why) {
-        *err = xasprintf("%s: its release_label '%.64s' %s; refusing it", file_or_url, out->label,
-                         why);
+        fetch_fail(err, FETCH_ERR_OTHER, "%s: its release_label '%.64s' %s; refusing it",
+                   file_or_url, out->label, why);
         manifest_text_free(out);
         return -1;
     }

@@ -33,13 +33,14 @@ struct catalog {
 /* Resolves a request ("13.0", "13.0.2", "13") to a label: the newest known among the bundled
  * and cached manifests and, unless offline or the request names a patch release, the mirrors'
  * indexes. Heap string or NULL with *err. */
-char *catalog_resolve(const struct catalog *c, const char *request, char **err);
+char *catalog_resolve(const struct catalog *c, const char *request, struct fetch_error *err);
 /* Loads the manifest for a label: bundled first (a pin no mirror can change), then the cache,
  * then the mirrors in order (cached on success). 0 or -1 with *err. */
-int catalog_load(const struct catalog *c, const char *label, struct manifest_text *out, char **err);
+int catalog_load(const struct catalog *c, const char *label, struct manifest_text *out,
+                 struct fetch_error *err);
 /* Loads a manifest the user named (file path or URL); the label comes from the manifest, else
  * its file name, else fallback_label. 0 or -1 with *err. */
 int catalog_load_named(const struct catalog *c, const char *file_or_url, const char *fallback_label,
-                       struct manifest_text *out, char **err);
+                       struct manifest_text *out, struct fetch_error *err);
 
 #endif

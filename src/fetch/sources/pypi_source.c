@@ -104,7 +104,7 @@ char *pypi_dev_link_name(const char *name)
 /* ---- layout ---- */
 
 static int link_if_missing(const char *root, const char *rel, const char *target,
-                           struct strbuf *log, char **err)
+                           struct strbuf *log, struct fetch_error *err)
 {
     char *p = fs_join(root, rel);
     struct stat st;
@@ -114,8 +114,7 @@ static int link_if_missing(const char *root, const char *rel, const char *target
         fs_mkdir_p(dir, 0755);
         free(dir);
         if (symlink(target, p) < 0) {
-            *err = xasprintf("cannot create %s: %s", p, strerror(errno));
-            rc = -1;
+            rc = fetch_fail_errno(err, errno, "cannot create %s", p);
         } else {
             sb_addf(log, "%s -> %s\n", rel, target);
         }
@@ -126,7 +125,7 @@ static int link_if_missing(const char *root, const char *rel, const char *target
 
 /* For each lib/libX.so.N without lib/libX.so: the shortest versioned name wins
  * (libX.so.4 before libX.so.4.0.0), as ldconfig's development links do. */
-static int add_dev_links(const char *root, struct strbuf *log, char **err)
+static int add_dev_links(const char *root, struct strbuf *log, struct fetch_error *err)
 {
     char *lib = fs_join(root, "lib");
     DIR *d = opendir(lib);
@@ -170,7 +169,8 @@ static int add_dev_links(const char *root, struct strbuf *log, char **err)
 /* A zip read as a stream shows only local file headers, and the Unix mode lives in the central
  * directory at the end: programs arrive without their execute bits. Every ELF file or script
  * in bin/ and nvvm/bin/ is a program (the wheels mark exactly these 0744). */
-static int mark_programs(const char *root, const char *dir_rel, struct strbuf *log, char **err)
+static int mark_programs(const char *root, const char *dir_rel, struct strbuf *log,
+                         struct fetch_error *err)
 {
     char *dir = fs_join(root, dir_rel);
     DIR *d = opendir(dir);
@@ -190,10 +190,8 @@ static int mark_programs(const char *root, const char *dir_rel, struct strbuf *l
                                            4)) ||
                       (got >= 2 && magic[0] == '#' && magic[1] == '!');
         if (program && (st.st_mode & 0111) != 0111) {
-            if (chmod(p, (st.st_mode & 07777) | 0755) < 0) {
-                *err = xasprintf("chmod %s: %s", p, strerror(errno));
-                rc = -1;
-            }
+            if (chmod(p, (st.st_mode & 07777) | 0755) < 0)
+                rc = fetch_fail_errno(err, errno, "chmod %s", p);
             n++;
         }
         free(p);
@@ -206,7 +204,7 @@ static int mark_programs(const char *root, const char *dir_rel, struct strbuf *l
     return rc;
 }
 
-int pypi_layout_fixup(const char *root, struct strbuf *log, char **err)
+int pypi_layout_fixup(const char *root, struct strbuf *log, struct fetch_error *err)
 {
     if (mark_programs(root, "bin", log, err) < 0 || mark_programs(root, "nvvm/bin", log, err) < 0)
         return -1;
@@ -338,15 +336,14 @@ static void take_wheel(struct fetch_item *it, const struct pypi_file *f, int yan
 /* Finds the wheel for one item on the first index that has it (offline: among the local
  * wheels), or fails naming what each index offers instead. */
 static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
-                        const struct pypi_listing *local, char **err)
+                        const struct pypi_listing *local, struct fetch_error *err)
 {
     char *project = pypi_project_for(it->component);
-    if (!project) {
-        *err = xasprintf("%s: NVIDIA publishes no PyPI wheel for this component; use --source "
-                         "redist",
-                         it->component);
-        return -1;
-    }
+    if (!project)
+        return fetch_fail(err, FETCH_ERR_NOT_FOUND,
+                          "%s: NVIDIA publishes no PyPI wheel for this component; use --source "
+                          "redist",
+                          it->component);
     struct pypi_want want = {project, it->version, rq->arch, rq->glibc_major, rq->glibc_minor};
     struct strbuf tried = STRBUF_INIT;
     int rc = -1;
@@ -381,23 +378,24 @@ static int resolve_item(struct fetch_item *it, const struct pypi_request *rq,
         pypi_listing_free(&fetched);
         free(where);
     }
+    /* Offline, the wheel may still be fetched where the network allows, and brought here. */
     if (rc < 0)
-        *err = xasprintf("no wheel of %s %s (for %s) on any index:%s\n(use --index-url for "
-                         "another PyPI mirror, or --source redist)",
-                         project, it->version, it->component, sb_str(&tried));
+        fetch_fail(err, rq->dl->offline ? FETCH_ERR_OFFLINE : FETCH_ERR_NOT_FOUND,
+                   "no wheel of %s %s (for %s) on any index:%s\n(use --index-url for another "
+                   "PyPI mirror, or --source redist)",
+                   project, it->version, it->component, sb_str(&tried));
     sb_free(&tried);
     free(project);
     return rc;
 }
 
 /* Rewrites every item of plan into its wheel. 0, or -1 with *err. */
-static int resolve_wheels(struct fetch_plan *plan, const struct pypi_request *rq, char **err)
+static int resolve_wheels(struct fetch_plan *plan, const struct pypi_request *rq,
+                          struct fetch_error *err)
 {
     char *refusal = pypi_release_refusal(plan->release);
-    if (refusal) {
-        *err = refusal;
-        return -1;
-    }
+    if (refusal)
+        return fetch_fail_with(err, FETCH_ERR_NOT_FOUND, refusal);
     struct pypi_listing local = {0};
     if (rq->dl->offline)
         local_listing(rq->local_dirs, &local);
@@ -405,7 +403,11 @@ static int resolve_wheels(struct fetch_plan *plan, const struct pypi_request *rq
     for (int i = 0; rc == 0 && i < plan->nitems; i++)
         rc = resolve_item(&plan->items[i], rq, &local, err);
     pypi_listing_free(&local);
-    return rc == 0 ? resolve_plan_check(plan, err) /* the file names come from the index */ : -1;
+    char *why = NULL;
+    /* The file names come from the index: checked like any other. */
+    if (rc == 0 && resolve_plan_check(plan, &why) < 0)
+        rc = fetch_fail_with(err, FETCH_ERR_OTHER, why);
+    return rc;
 }
 
 /* The redist plan asks for the manifest without NVIDIA's site (where it is blocked, the bundled
@@ -415,20 +417,21 @@ static int resolve_wheels(struct fetch_plan *plan, const struct pypi_request *rq
     "manifest, and NVIDIA's site is not asked for it: add --manifest FILE|URL, or "                \
     "--mirror " REDIST_DEFAULT_MIRROR ")"
 
-static int pypi_plan(const struct source_request *rq, struct fetch_plan *plan, char **err)
+static int pypi_plan(const struct source_request *rq, struct fetch_plan *plan,
+                     struct fetch_error *err)
 {
-    if (rq->cuda && (*err = pypi_release_refusal(rq->cuda))) {
+    char *refusal = rq->cuda ? pypi_release_refusal(rq->cuda) : NULL;
+    if (refusal) {
         memset(plan, 0, sizeof *plan);
-        return -1;
+        return fetch_fail_with(err, FETCH_ERR_NOT_FOUND, refusal);
     }
     if (redist_plan_with(rq, 1, MANIFEST_HINT, plan, err) < 0)
         return -1;
     const char *arch = pypi_arch_for_platform(plan->platform);
-    if (!arch) {
-        *err = xasprintf("NVIDIA publishes no Linux wheels for %s; use --source redist",
-                         plan->platform);
-        return -1;
-    }
+    if (!arch)
+        return fetch_fail(err, FETCH_ERR_NOT_FOUND,
+                          "NVIDIA publishes no Linux wheels for %s; use --source redist",
+                          plan->platform);
     int nindexes = 0;
     char **indexes = pypi_index_urls(rq->indexes, rq->nindexes, getenv("SAGEBUILD_INDEX_URLS"),
                                      getenv("PIP_INDEX_URL"), &nindexes);

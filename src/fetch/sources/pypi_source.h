@@ -33,7 +33,7 @@ char *pypi_dev_link_name(const char *name);
 /* Makes a merged wheel tree match the redist layout, in place: lib/libX.so → libX.so.N where
  * only the versioned file came (torch links -lcudart), nvvm/lib64/libnvvm.so* and
  * nvvm/include/nvvm.h where the libnvvm archive has them. One log line per change. 0 or -1. */
-int pypi_layout_fixup(const char *root, struct strbuf *log, char **err);
+int pypi_layout_fixup(const char *root, struct strbuf *log, struct fetch_error *err);
 
 /* The source itself (source.h): the redist manifest's plan (no NVIDIA site for it unless a
  * --mirror names it), each archive rewritten into the wheel of that component version from the

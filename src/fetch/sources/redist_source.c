@@ -56,19 +56,17 @@ static int release_known(const struct catalog *cat, const char *label)
     return hit;
 }
 
-/* *err (heap), without its trailing newlines, and line below it. */
-static void append_line(char **err, const char *line)
+/* err's message without its trailing newlines, and line below it; the kind stays. */
+static void append_line(struct fetch_error *err, const char *line)
 {
-    size_t len = strlen(*err);
-    while (len && (*err)[len - 1] == '\n')
+    size_t len = strlen(err->message);
+    while (len && err->message[len - 1] == '\n')
         len--;
-    char *e = xasprintf("%.*s\n%s", (int)len, *err, line);
-    free(*err);
-    *err = e;
+    fetch_fail(err, err->kind, "%.*s\n%s", (int)len, err->message, line);
 }
 
 /* "--cuda 99.9": say which releases would have worked. */
-static void append_known_releases(const struct catalog *cat, char **err)
+static void append_known_releases(const struct catalog *cat, struct fetch_error *err)
 {
     int n = 0;
     char **all = known_releases(cat, &n);
@@ -104,17 +102,17 @@ static char *requested_release(const struct source_request *rq, const char *bund
 /* The manifest text for the request; *label (heap) gets the release it resolved to, also when
  * loading then failed. 0, or -1 with *err. */
 static int load_manifest(const struct catalog *cat, const struct source_request *rq,
-                         const char *hint, struct manifest_text *mt, char **label, char **err)
+                         const char *hint, struct manifest_text *mt, char **label,
+                         struct fetch_error *err)
 {
     *label = NULL;
     if (rq->manifest)
         return catalog_load_named(cat, rq->manifest, rq->cuda, mt, err);
     char *request = requested_release(rq, cat->bundled_dir);
-    if (!request) {
-        *err = xasprintf("no CUDA version to fetch: %s; name one with --cuda X.Y",
-                         rq->no_default_why ? rq->no_default_why : "torch was not found");
-        return -1;
-    }
+    if (!request)
+        return fetch_fail(err, FETCH_ERR_OTHER,
+                          "no CUDA version to fetch: %s; name one with --cuda X.Y",
+                          rq->no_default_why ? rq->no_default_why : "torch was not found");
     *label = catalog_resolve(cat, request, err);
     int rc = *label ? catalog_load(cat, *label, mt, err) : -1;
     if (rc < 0) {
@@ -143,7 +141,7 @@ static void complete_plan(struct fetch_plan *plan, const struct redist_manifest 
 }
 
 int redist_plan_with(const struct source_request *rq, int no_default_mirror, const char *hint,
-                     struct fetch_plan *plan, char **err)
+                     struct fetch_plan *plan, struct fetch_error *err)
 {
     memset(plan, 0, sizeof *plan);
     int nmirrors = 0;
@@ -155,14 +153,14 @@ int redist_plan_with(const struct source_request *rq, int no_default_mirror, con
     struct redist_manifest m = {0};
     char *label = NULL;
     int rc = load_manifest(&cat, rq, hint, &mt, &label, err);
-    if (rc == 0 && manifest_parse(mt.text, mt.len, &m, err) < 0) {
-        char *e = xasprintf("manifest %s: %s", mt.origin, *err);
-        free(*err);
-        *err = e;
-        rc = -1;
+    char *why = NULL;
+    if (rc == 0 && manifest_parse(mt.text, mt.len, &m, &why) < 0) {
+        rc = fetch_fail(err, FETCH_ERR_OTHER, "manifest %s: %s", mt.origin, why);
+        free(why);
+    } else if (rc == 0 &&
+               resolve_plan(&m, mt.label, rq->platform, rq->extras, rq->nextras, plan, &why) < 0) {
+        rc = fetch_fail_with(err, FETCH_ERR_OTHER, why);
     }
-    if (rc == 0)
-        rc = resolve_plan(&m, mt.label, rq->platform, rq->extras, rq->nextras, plan, err);
     if (rc == 0)
         complete_plan(plan, &m, &mt, mirrors, nmirrors);
     if (rc < 0 && !plan->release) { /* the release the errors are about */
@@ -183,7 +181,8 @@ static char *serves_every_release(const char *release)
     return NULL;
 }
 
-static int redist_plan(const struct source_request *rq, struct fetch_plan *plan, char **err)
+static int redist_plan(const struct source_request *rq, struct fetch_plan *plan,
+                       struct fetch_error *err)
 {
     return redist_plan_with(rq, 0, NULL, plan, err);
 }

@@ -12,6 +12,6 @@ extern const struct fetch_source redist_source;
  * every mirror's URL. no_default_mirror leaves NVIDIA's site out whatever the request says;
  * hint (may be NULL) is added to the error when no manifest was found. 0, or -1 with *err. */
 int redist_plan_with(const struct source_request *rq, int no_default_mirror, const char *hint,
-                     struct fetch_plan *plan, char **err);
+                     struct fetch_plan *plan, struct fetch_error *err);
 
 #endif

@@ -63,14 +63,14 @@ struct fetch_source {
     char *(*refusal)(const char *release);
     /* The request resolved to a plan: every archive with its URLs, size and sha256, its names
      * checked (resolve_plan_check). 0, or -1 with *err. */
-    int (*plan)(const struct source_request *rq, struct fetch_plan *plan, char **err);
+    int (*plan)(const struct source_request *rq, struct fetch_plan *plan, struct fetch_error *err);
     /* Unpacking each archive: leading path components to drop, then map (as unpack_opts.map;
      * NULL keeps every entry). */
     int strip;
     char *(*map_entry)(void *unused, const char *rel);
     /* Runs on the merged tree before the generic fix-ups (layout_fixup); NULL: nothing to do.
      * One log line per change. 0, or -1 with *err. */
-    int (*fixup)(const char *root, struct strbuf *log, char **err);
+    int (*fixup)(const char *root, struct strbuf *log, struct fetch_error *err);
 };
 
 /* The sources --source NAME tries, in order, into chain[0..max): "redist" and "pypi" one each,
