@@ -149,13 +149,17 @@ static int add_native(const struct gpu_cc *gpus, int ngpus, struct arch_list *ou
         }
         list_add(out, i);
         added++;
+        /* Hopper: its own kernel (int8-fp8-wgmma, what auto runs there) needs sm_90a code,
+         * which runs on 9.0 alone, beside the portable sm_90 code the other modes use. */
         int j = richer_sibling(i);
-        if (j >= 0)
+        if (j >= 0) {
+            list_add(out, j);
             sb_addf(notes,
-                    "GPU %d (%d.%d): building the portable %s code; add %s to --arch "
-                    "for Hopper-specific code\n",
+                    "GPU %d (%d.%d): building %s (the portable kernels) and %s (its own "
+                    "kernel, int8-fp8-wgmma)\n",
                     g, gpus[g].major, gpus[g].minor, build_arch_at(i)->name,
                     build_arch_at(j)->name);
+        }
     }
     if (!added) {
         *error = xasprintf("--arch native: none of this machine's GPUs is one the kernels can be "

@@ -49,7 +49,8 @@ static enum opt_result parse_opts(int argc, char **argv, struct build_opts *o)
          .name = "arch",
          .arg = "LIST",
          .help = "sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a sm_121a, comma-separated; "
-                 "'native' (default): the GPUs present; 'all': every arch but sm_90a",
+                 "'native' (default): the GPUs present (Hopper: sm_90 and sm_90a); 'all': every "
+                 "arch but sm_90a",
          .dest = &o->arch},
         {.kind = OPT_STRING,
          .name = "cuda-home",

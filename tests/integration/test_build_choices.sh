@@ -135,7 +135,7 @@ fi
 # 10. The default --arch native: the GPUs present, or a clear stop without one.
 SAGEBUILD_FAKE_GPUS="580.65.06;NVIDIA GeForce RTX 5090:12.0;NVIDIA H200:9.0" \
     $SB build --cuda-home "$tmp/cuda-12.8" --out "$tmp/native" --json > "$tmp/j" 2>&1
-[ "$(json_get "$tmp/j" "d['status'], d['record']['archs']")" = "ok sm_90,sm_120a" ] || fail "native: $(cat "$tmp/j")"
+[ "$(json_get "$tmp/j" "d['status'], d['record']['archs']")" = "ok sm_90,sm_90a,sm_120a" ] || fail "native: $(cat "$tmp/j")"
 SAGEBUILD_FAKE_GPUS=none $SB build --cuda-home "$tmp/cuda-12.8" --out "$tmp/native" > "$tmp/o" 2>&1
 [ $? = 2 ] || fail "native with no GPU must exit 2"
 grep -q 'no NVIDIA GPU was found' "$tmp/o" && grep -q 'fix: sagebuild build --arch sm_120a' "$tmp/o" ||

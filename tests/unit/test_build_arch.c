@@ -86,10 +86,10 @@ static void parses_lists_native_and_all(void **state)
     struct gpu_cc gpus[] = {{12, 0}, {9, 0}, {12, 0}, {7, 5}};
     char *notes = NULL;
     s = parse_joined("native", gpus, 4, &notes);
-    assert_string_equal(s, "sm_90,sm_120a");
+    assert_string_equal(s, "sm_90,sm_90a,sm_120a");
     assert_non_null(notes);
     assert_non_null(strstr(notes, "GPU 3 (compute capability 7.5)"));
-    assert_non_null(strstr(notes, "sm_90a"));
+    assert_non_null(strstr(notes, "GPU 1 (9.0): building sm_90 (the portable kernels) and sm_90a"));
     free(notes);
     free(s);
 }

@@ -26,7 +26,8 @@ libsageattn mode each runs:
 
 - recommended: the mode `sagebuild selftest` recorded for this GPU and this very library
   (recommendation.json beside the library), else libsageattn's AUTO (sageattn_resolve_mode:
-  int8-fp16 on sm_80/86/87/90, int8-fp8-f16acc on sm_89/120/121, int8-fp8 on sm_100).
+  int8-fp16 on sm_80/86/87, int8-fp8-f16acc on sm_89/120/121, int8-fp8-wgmma on sm_90,
+  int8-fp8 on sm_100), int8-fp16 on sm_90 where the library lacks sm_90a code.
 - int8-fp8 needs FP8 tensor cores: on GPUs before compute capability 8.9 those functions run
   int8-fp16 (upstream fails there).
 - pv_accum_dtype picks a faster variant of the mode when the library has one and this GPU's
