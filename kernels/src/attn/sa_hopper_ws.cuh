@@ -74,9 +74,10 @@
 #endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
- * (round 8, bench/results/h200-458e33a-hopper8-variants.md): on at D=64, where every key step
- * folds (485.7 against 471.8 TOPS at L=16K), off at D=128, where the two-tile fold leaves one
- * fold per two steps (681.0 against 682.2). SA_HW_FOLD_IN_EXP, when given, sets both. */
+ * (round 8, bench/results/h200-458e33a-hopper8-variants.md, with SA_H_KGROUP=1): +2.9 % at
+ * D=64, where every key step folds (485.7 against 471.8 TOPS at L=16K), none at D=128, where
+ * the two-tile fold leaves one fold per two steps (681.0 against 682.2). Off by default with
+ * the per-token K scales, with which it was not measured. SA_HW_FOLD_IN_EXP sets both. */
 #ifdef SA_HW_FOLD_IN_EXP
 #define SA_HW_FOLD_IN_EXP128 SA_HW_FOLD_IN_EXP
 #define SA_HW_FOLD_IN_EXP64 SA_HW_FOLD_IN_EXP
@@ -85,7 +86,7 @@
 #define SA_HW_FOLD_IN_EXP128 0
 #endif
 #ifndef SA_HW_FOLD_IN_EXP64
-#define SA_HW_FOLD_IN_EXP64 1
+#define SA_HW_FOLD_IN_EXP64 0
 #endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
