@@ -8,6 +8,8 @@ MODELLED: no such card was available to this project.
         [--check]       exit 1 unless every H200 validation error is within 15 % and the
                         fastest RTX 5090 mode that meets its accuracy goal is modelled >= 650 TOPS
         [--check-validation]  exit 1 unless every H200 validation error is within 15 %
+        [--variant NAME=ARCH:ROWS_PER_WARP:BLOCKS_PER_SM:LISTING ...]  variant builds
+                        (bench/model_overlap9.sh passes the ones bench/device_overlap9.sh measured)
 
 The listings are `nvdisasm` output of the attn_<mode>.cu objects (kernels/tests/sass-check.sh
 writes them to build/kernels/sass/<arch>/listing.sass, sm_90 with KERNEL_SASS_ARCHS).
@@ -41,6 +43,13 @@ The model, per SM and per round in which each resident warp processes one 64-key
     v9); and the kernel's ceiling with no instruction but its tensor ones;
   * plus the int8 pre-pass (≈ 540 MB moved at the key shape, 0.21 ms measured on the H200) at
     the card's DRAM bandwidth, as in the measured end-to-end figures.
+The software-pipelined loop (SA_PIPE_QK, bench/NOTES.md v10) adds one term: in a basic block
+that holds both the next tile's IMMA and this tile's exponentials (bench/sass_overlap.py), per
+warp min(T_b, max(I_b, M_b)) can hide, and OVERLAP_ETA of it does:
+    round = ALPHA · (2 / w)^GAMMA · (T + max(I, M) − OVERLAP_ETA · Σ_b min(T_b, max(I_b, M_b)))
+OVERLAP_ETA is fitted on the H200's measured pipelined int8-fp16 kernel (16 rows per warp, one
+block of 8 warps per SM), whose configuration gets its own stall factor, fitted on the plain loop
+in the same configuration (--variant); the other measured variants are the validation.
 """
 import argparse
 import math
@@ -50,6 +59,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sass_loops  # noqa: E402
+import sass_overlap  # noqa: E402
 
 # Dense mma.sync TOPS per instruction class, and the card's SMs, clock (GHz), shared memory per
 # SM (bytes) and DRAM bandwidth (GB/s).
@@ -105,6 +115,18 @@ MEASURED_H200 = {
 }
 CALIBRATION = ("fp16", 128)
 
+# Measured H200 TOPS of variant builds (bench/prepare_overlap9.sh, bench/device_overlap9.sh),
+# (variant, mode, D) at B=1 H=32 L=16384 non-causal; FIT_VARIANT fits OVERLAP_ETA.
+MEASURED_H200_VARIANTS = {
+    ("w16", "int8-fp16", 128): 270.5, ("w16", "int8-fp8", 128): 242.6,
+    ("w16b2", "int8-fp16", 128): 349.7, ("w16b2", "int8-fp8", 128): 311.8,
+    ("w16p4", "int8-fp16", 128): 302.7, ("w16p4", "int8-fp8", 128): 280.0,
+    ("w16p2", "int8-fp16", 128): 293.2, ("w16p2", "int8-fp8", 128): 256.4,
+    ("pipe4d64", "int8-fp16", 64): 311.0, ("plain2blk", "int8-fp16", 64): 294.2,
+}
+FIT_VARIANT = ("w16p4", "int8-fp16", 128)
+FIT_MODE = "int8-fp16"
+
 # Occupancy: the same D=64 kernels at 2 and at 3 blocks per SM (8 and 12 warps), measured on the
 # H200 at L=16K (bench/results/h200-v5-variants.json, d64x2 vs d64x3). Fewer warps per scheduler
 # hide less latency; the model's stall factor scales as (2 / warps per scheduler)^GAMMA. GAMMA is
@@ -148,6 +170,16 @@ def executed_path(k):
     """Instruction opcodes one warp executes for one interior key tile (see the docstring). A
     uniform add of zeros to the zero register (`UIADD3 URZ, URZ, URZ, URZ`, what ptxas puts
     between back-to-back MMAs on sm_89 where sm_120a gets NOP) is reported as NOP.URZ."""
+    return [_path_op(k, i) for i in executed_indices(k)]
+
+
+def _path_op(k, i):
+    op = k.ops[i]
+    return "NOP.URZ" if op == "UIADD3" and _URZ_NOP.match(k.texts[i]) else op
+
+
+def executed_indices(k):
+    """The listing indices of executed_path's instructions."""
     lp = k.loop()
     if not lp:
         return []
@@ -160,21 +192,36 @@ def executed_path(k):
             m = sass_loops._BRA.search(op + texts[i])
             target = k.labels.get(m.group(1)) if m else None
             if target is None or target <= i or target > end + 1:
-                out.append(op)
+                out.append(i)
                 i += 1
                 continue
             conditional = sass_loops.is_conditional(k, i)
             if not conditional:
-                out.append(op)
+                out.append(i)
                 i = target
                 continue
             region = ops[i + 1:target]
             if skip_region(k, region, i, target):
-                out.append(op)
+                out.append(i)
                 i = target
                 continue
-        out.append("NOP.URZ" if op == "UIADD3" and _URZ_NOP.match(texts[i]) else op)
+        out.append(i)
         i += 1
+    return out
+
+
+def overlap_blocks(k):
+    """Of the executed path, the basic blocks that hold INT8 MMAs and exponentials together (the
+    software-pipelined loop's interleaved blocks, bench/sass_overlap.py): a list of opcode
+    lists. Empty for every plain kernel."""
+    idx = set(executed_indices(k))
+    lp = k.loop()
+    out = []
+    for blk in sass_overlap.blocks(k, *lp) if lp else []:
+        ops = [_path_op(k, i) for i in blk if i in idx]
+        base = [o.split(".")[0] for o in ops]
+        if "IMMA" in base and "MUFU" in base:
+            out.append(ops)
     return out
 
 
@@ -230,10 +277,10 @@ def uses_v1(card, mode, d):
     return optin < full or two
 
 
-def blocks_per_sm(card, mode, d, regs, v1=False):
+def blocks_per_sm(card, mode, d, regs, v1=False, threads=THREADS):
     smem = smem_bytes(mode, d, v1)
     by_smem = card["smem"] // (smem + 1024)
-    by_regs = 65536 // (max(regs, 1) * THREADS)
+    by_regs = 65536 // (max(regs, 1) * threads)
     return max(1, min(by_smem, by_regs, 32))
 
 
@@ -308,10 +355,21 @@ def smem_wavefronts(path):
     return n
 
 
-def predict(card, k, alpha, detail=False, gamma=None, bps=None, path=None):
+def executed_path_cache(k):
+    """executed_path(k), computed once per kernel (predict() compares against it to know
+    whether a what-if path replaced the real one)."""
+    if not hasattr(k, "_path"):
+        k._path = executed_path(k)
+    return k._path
+
+
+def predict(card, k, alpha, detail=False, gamma=None, bps=None, path=None, eta=None,
+            hide=None):
     """Modelled TOPS of kernel k on card (see the module docstring); bps forces the blocks per SM
-    (GAMMA's fit), path replaces the kernel's executed path (what-if counts)."""
-    path = executed_path(k) if path is None else path
+    (GAMMA's fit), path replaces the kernel's executed path (what-if counts), eta the overlap
+    efficiency of the pipelined loop's interleaved blocks (OVERLAP_ETA), hide (seconds per warp
+    and tile) replaces their overlappable time (what-if structures)."""
+    path = executed_path_cache(k) if path is None else path
     if not path:
         return None
     gamma = GAMMA if gamma is None else gamma
@@ -326,16 +384,30 @@ def predict(card, k, alpha, detail=False, gamma=None, bps=None, path=None):
             if rate is None:
                 raise ValueError("%s has no rate for %s" % (card["arch"], o))
             tensor_s += ops / (rate * 1e12 / n_sm)
+    wpb = CTA_Q // getattr(k, "rows", CTA_Q // 4)  # warps per block (16 rows per warp: 8)
     if bps is None:
         bps = blocks_per_sm(card, mode, k.d, regs_for(card["arch"], mode, k.d), k.v1)
+        if getattr(k, "bps", None):  # a variant build's blocks per SM (its launch bounds)
+            bps = min(k.bps, blocks_per_sm(card, mode, k.d, 1, k.v1, wpb * 32))
+    # The software-pipelined loop's interleaved blocks (tensor and exponential work in one
+    # basic block, bench/sass_overlap.py): per warp, the part of such a block's tensor time and
+    # of its issue/MUFU time that can hide behind each other, min(T_b, max(I_b, M_b)).
+    eta = OVERLAP_ETA if eta is None else eta
+    hide_s = 0.0
+    for blk in overlap_blocks(k) if path is executed_path_cache(k) else []:
+        t_b = sum(tensor_class(o)[1] / (card["rates"][tensor_class(o)[0]] * 1e12 / n_sm)
+                  for o in blk if sass_loops.is_tensor(o))
+        hide_s += min(t_b, max(len(blk) / (4 * f), 32 * mufu(blk) / (16 * f)))
+    if hide is not None:
+        hide_s = hide
 
     def round_s(b):
         """One round (every resident warp one tile) with b blocks on the SM."""
-        w = 4 * b
+        w = wpb * b
         t = w * tensor_s
         i = w * len(path) / (4 * f)
         m = w * 32 * mufu(path) / (16 * f)
-        return alpha * (2.0 / b) ** gamma * (t + max(i, m)), t, i, m
+        return alpha * (2.0 / (w / 4)) ** gamma * (t + max(i, m) - eta * w * hide_s), t, i, m
 
     full_round, t, i, m = round_s(bps)
     n_blocks = math.ceil(L / CTA_Q) * H * B
@@ -349,7 +421,7 @@ def predict(card, k, alpha, detail=False, gamma=None, bps=None, path=None):
         seconds += PREPASS_BYTES / (card["gbs"] * 1e9)
     tops = 4.0 * B * H * L * L * k.d / seconds / 1e12
     if detail:
-        w = 4 * bps
+        w = wpb * bps
         classes = classify(path)
         pipes = {p: 0 for p in PIPE_CYCLES}
         for name, pipe, _ in CLASSES:
@@ -357,6 +429,7 @@ def predict(card, k, alpha, detail=False, gamma=None, bps=None, path=None):
                 pipes[pipe] += classes[name] * PIPE_CYCLES[pipe]
         return tops, {"instr": len(path), "tensor_us": t * 1e6, "issue_us": i * 1e6,
                       "mufu_us": m * 1e6, "blocks_per_sm": bps,
+                      "hidden_us": wpb * bps * hide_s * 1e6,
                       "waves": full_waves + (tail / full_round if rest else 0.0),
                       "classes": classes,
                       # per round, microseconds: each pipe on one scheduler (w/4 warps), shared
@@ -423,6 +496,10 @@ def calibrate(card, kernels):
 
 
 GAMMA = 0.25  # replaced by calibrate() in main()
+# The share of the pipelined loop's overlappable time (min(T_b, max(I_b, M_b)) per interleaved
+# block) that the hardware hides; 0 = the plain structure T + max(I, M). Fitted in main() on the
+# H200's measured pipelined kernel (MEASURED_H200_VARIANTS, FIT_VARIANT) when given.
+OVERLAP_ETA = 0.0
 MODES = ("fp16", "int8-fp16", "int8-fp16-f16acc", "int8-fp8", "int8-fp8-bs", "int8-fp8-f16acc")
 
 
@@ -446,6 +523,125 @@ def print_breakdown(rows):
         print("    %-26s" % label + "".join("%17.3f" % get(det) for _, det in rows))
 
 
+def load_variants(specs):
+    """{(name, arch): {(mode, D, v1): kernel}} from --variant NAME=ARCH:ROWS:BPS:LISTING."""
+    out = {}
+    for spec in specs:
+        name, rest = spec.split("=", 1)
+        arch, rows, bps, listing = rest.split(":", 3)
+        ks = kernels_by_mode(listing)
+        for k in ks.values():
+            k.rows, k.bps = int(rows), int(bps)
+        out[(name, arch)] = ks
+    return out
+
+
+def _bisect(f, target, lo, hi, increasing):
+    """x in [lo, hi] with f(x) = target, f monotonic."""
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if (f(mid) < target) == increasing:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def pipelined_what_if(card, k, alpha):
+    """Modelled TOPS of plain kernel k if its next tile's INT8 Q·Kᵀ were interleaved with its
+    exponentials as in the measured pipelined loop (OVERLAP_ETA of min(T_IMMA, M) hidden per
+    warp and tile; the exponentials' MUFU time bounds that block, as it does in the measured
+    one) at its own stall factor: a kernel that does not exist (with 32 rows per warp at D=128
+    the pipelined loop spills hundreds of bytes, kernels/ALGORITHM.md)."""
+    path = executed_path_cache(k)
+    f = card["ghz"] * 1e9
+    t_imma = sum(tensor_class(o)[1] / (card["rates"]["int8"] * 1e12 / card["sms"])
+                 for o in path if o.startswith("IMMA"))
+    return predict(card, k, alpha, eta=OVERLAP_ETA,
+                   hide=min(t_imma, 32 * mufu(path) / (16 * f)))
+
+
+def report_variants(variants, alpha):
+    """The variant builds (bench/prepare_overlap9.sh) against their measured H200 figures:
+    first with the model as calibrated (ALPHA, OVERLAP_ETA = 0); then with a stall factor per
+    configuration (rows per warp, blocks per SM), fitted on that configuration's plain-loop
+    int8-fp16 figure (FIT_MODE), and OVERLAP_ETA fitted on FIT_VARIANT, every other measured
+    variant a validation; then the GeForce predictions of the variant listings with those
+    factors. Returns the worst validation error of the second pass (0 with nothing measured)."""
+    global OVERLAP_ETA
+    h200 = CARDS["H200"]
+    rows = []
+    for (vname, arch), ks in variants.items():
+        card_name = next(c for c, v in CARDS.items() if v["arch"] == arch)
+        for mode in MODES:
+            for d in (128, 64):
+                k = kernel_for(CARDS[card_name], ks, mode, d)
+                # the H200 rows that were measured; every D=128 kernel elsewhere (predictions)
+                if k is not None and ((vname, mode, d) in MEASURED_H200_VARIANTS if
+                                      card_name == "H200" else d == 128):
+                    rows.append((vname, card_name, mode, k))
+    measured = [(v, c, m, k) for v, c, m, k in rows
+                if c == "H200" and (v, m, k.d) in MEASURED_H200_VARIANTS]
+    if measured:
+        print("\nVariant builds on the H200 with the model as calibrated (ALPHA %.3f, no overlap "
+              "term), B=1 H=32 L=16384:" % alpha)
+        for v, c, m, k in measured:
+            meas = MEASURED_H200_VARIANTS[(v, m, k.d)]
+            tops = predict(h200, k, alpha, eta=0.0)
+            print("  %-9s %-16s D=%-3d measured %6.1f modelled %6.1f error %+6.1f%%  (%d rows per "
+                  "warp, %d block(s) per SM)" % (v, m, k.d, meas, tops, 100 * (tops - meas) / meas,
+                                                k.rows, k.bps))
+    # A stall factor per configuration, from its plain-loop variant (no overlap blocks); the
+    # library's own configuration keeps ALPHA.
+    alphas = {(CTA_Q // 4, 2): (alpha, "the calibration")}
+    for v, c, m, k in measured:
+        if m == FIT_MODE and k.d == 128 and not overlap_blocks(k) and (k.rows, k.bps) not in alphas:
+            meas = MEASURED_H200_VARIANTS[(v, m, 128)]
+            alphas[(k.rows, k.bps)] = (_bisect(lambda x: predict(h200, k, x, eta=0.0), meas, 0.5,
+                                               4.0, False), v)
+    fit = next(((v, c, m, k) for v, c, m, k in measured if (v, m, 128) == FIT_VARIANT), None)
+    if fit and (fit[3].rows, fit[3].bps) in alphas:
+        k, a_cfg = fit[3], alphas[(fit[3].rows, fit[3].bps)][0]
+        OVERLAP_ETA = _bisect(lambda x: predict(h200, k, a_cfg, eta=x),
+                              MEASURED_H200_VARIANTS[FIT_VARIANT], 0.0, 1.0, True)
+    for cfg, (a_cfg, v) in sorted(alphas.items()):
+        if v == "the calibration":
+            continue
+        print("  stall factor for %d rows per warp, %d block(s) per SM: %.3f (fitted on %s %s; "
+              "32 rows, 2 blocks: %.3f)" % (cfg[0], cfg[1], a_cfg, v, FIT_MODE, alpha))
+    if fit:
+        print("  pipelined loop: OVERLAP_ETA = %.3f: the share of each interleaved block's "
+              "min(T_b, max(I_b, M_b)) that is hidden (fitted on %s %s)"
+              % (OVERLAP_ETA, FIT_VARIANT[0], FIT_VARIANT[1]))
+    worst = 0.0
+    print("\nVariant builds with those factors, B=1 H=32 L=16384 non-causal (GeForce figures "
+          "MODELLED):")
+    print("  %-9s %-5s %-16s %3s %9s %9s %8s %6s %9s %9s %9s %9s" % (
+        "variant", "card", "mode", "D", "measured", "modelled", "error", "instr", "tensor",
+        "issue", "MUFU", "hidden"))
+    for v, c, m, k in rows:
+        cfg = alphas.get((k.rows, k.bps))
+        if cfg is None:
+            continue
+        tops, det = predict(CARDS[c], k, cfg[0], detail=True)
+        meas = MEASURED_H200_VARIANTS.get((v, m, k.d)) if c == "H200" else None
+        role = ""
+        if meas and (v == cfg[1] and m == FIT_MODE and k.d == 128):
+            role = "  (stall factor fit)"
+        elif meas and (v, m, k.d) == FIT_VARIANT:
+            role = "  (OVERLAP_ETA fit)"
+        err = (tops - meas) / meas if meas else None
+        if err is not None and not role:
+            worst = max(worst, abs(err))
+        print("  %-9s %-5s %-16s %3d %9s %9.1f %8s %6d %7.3fus %7.3fus %7.3fus %7.3fus%s" % (
+            v, c.replace("RTX ", ""), m, k.d, "%.1f" % meas if meas else "-", tops,
+            "%+.1f%%" % (100 * err) if err is not None else "", det["instr"], det["tensor_us"],
+            det["issue_us"], det["mufu_us"], det["hidden_us"], role))
+    if alphas:
+        print("  worst variant validation error: %.1f %%" % (100 * worst))
+    return worst
+
+
 def main(argv):
     global GAMMA
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -454,6 +650,9 @@ def main(argv):
                     help="fail unless validation <= 15 %% and the RTX 5090's best >= 650 TOPS")
     ap.add_argument("--check-validation", action="store_true",
                     help="fail unless every H200 validation error is within 15 %%")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=ARCH:ROWS_PER_WARP:BLOCKS_PER_SM:LISTING, a variant build (e.g. "
+                         "w16p4=sm_90:16:1:w16p4.sass); measured H200 variants are validated")
     a = ap.parse_args(argv)
     listings = dict(s.split("=", 1) for s in a.sass)
     kernels = {arch: kernels_by_mode(path) for arch, path in listings.items()}
@@ -488,6 +687,10 @@ def main(argv):
     print("  worst validation error: %.1f %% (limit 15 %%)" % (100 * worst))
     if worst > 0.15:
         failures.append("H200 validation error %.1f %% > 15 %%" % (100 * worst))
+
+    variants = load_variants(a.variant)
+    if variants:
+        report_variants(variants, alpha)
 
     for card_name in ("RTX 5090", "RTX 4090"):
         card = CARDS[card_name]
@@ -535,6 +738,11 @@ def main(argv):
             print("  %s: not counting its %d padding NOPs (spacing ptxas puts between back-to-back "
                   "MMAs, nearly absent from the sm_90 kernels ALPHA was fitted on): %.0f TOPS"
                   % (card_name, pads, no_pad))
+            if variants and OVERLAP_ETA > 0:
+                print("  %s: %s as it is (32 rows per warp, two blocks per SM) if its Q·Kᵀ were "
+                      "pipelined as measured (OVERLAP_ETA %.3f; no such kernel fits the register "
+                      "file): %.0f TOPS" % (card_name, best[0], OVERLAP_ETA,
+                                           pipelined_what_if(card, best[2], alpha)))
             if card_name == "RTX 5090" and best[1] < 650:
                 failures.append("RTX 5090: fastest mode %s modelled at %.0f < 650 TOPS"
                                 % best[:2])

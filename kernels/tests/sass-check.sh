@@ -9,6 +9,8 @@
 #   - compiles int8-fp8-wgmma's sm_90a kernels (attn_hopper.cu, both forms) and checks their key
 #     loops: INT8 and E4M3 wgmma, no spills, setmaxnreg (kernels/tests/check_hopper_sass.py);
 #   - checks ptxas's spills of these kernels against tests/spill-budget.txt (the ratchet);
+#   - compiles the software-pipelined loop (SA_PIPE_QK=4, 16 rows per warp) for sm_90: no spills,
+#     and tile j+1's IMMA interleaved with tile j's exponentials (bench/sass_overlap.py);
 #   - runs the throughput model (bench/model_throughput.py) on these listings: its H200
 #     validation error must stay within 15 %; its RTX 5090/4090 predictions are printed and kept
 #     in build/kernels/sass/model.txt.
@@ -83,6 +85,37 @@ if [[ " $archs " == *" sm_90 "* ]]; then
         grep -E "worst validation|fastest mode|^model:" "$out/model.txt" | sed 's/^ */kernel-sass-test: /'
     else
         fail "throughput model (bench/model_throughput.py):"; cat "$out/model.txt" >&2
+    fi
+fi
+
+# The software-pipelined loop (SA_PIPE_QK, a build switch, off by default; bench/NOTES.md v10) in
+# the form the H200 measured (16 query rows per warp, one block per SM): int8-fp16 compiles for
+# sm_90 without spills, and ptxas interleaves tile j+1's IMMA with tile j's exponentials
+# (bench/sass_overlap.py); the plain loop's listing must fail the same check (teeth).
+if [[ " $archs " == *" sm_90 "* ]]; then
+    d="$out/pipe"
+    rm -rf "$d" && mkdir -p "$d/ptxas"
+    if nice -n 10 nvcc -O3 -DNDEBUG -std=c++17 -cubin -Xptxas=-v -gencode=arch=compute_90,code=sm_90 \
+        -I"$kernels/src" -I"$kernels/include" -DSA_WITH_D64=1 -DSA_WITH_D128=1 -DSA_WARP_Q=16 \
+        -DSA_MIN_BLOCKS=1 -DSA_MIN_BLOCKS_D64=1 -DSA_PIPE_QK=4 -Xcompiler=-Wall,-Wextra \
+        -Werror=all-warnings -o "$d/pipe.cubin" "$kernels/src/attn/attn_int8_fp16.cu" \
+        >"$d/ptxas/pipe.log" 2>&1; then
+        sh "$kernels/cmake/check-spills.sh" "$d/ptxas" sa_attn_kernel >"$d/spills.txt" 2>&1 ||
+            { fail "sm_90 SA_PIPE_QK=4 int8-fp16 spills:"; cat "$d/spills.txt" >&2; }
+        "$nvdisasm" "$d/pipe.cubin" >"$d/pipe.sass" 2>"$d/nvdisasm.err" ||
+            fail "nvdisasm pipe.cubin: $(tail -2 "$d/nvdisasm.err")"
+        if python3 "$root/bench/sass_overlap.py" "$d/pipe.sass" --kernel 'int8-fp16 D=128 fp16' \
+            --require-interleaved 16 >"$d/overlap.txt" 2>&1; then
+            echo "kernel-sass-test: SA_PIPE_QK=4 (sm_90, 16 rows per warp): $(head -n 1 "$d/overlap.txt" | tr -s ' ')"
+        else
+            fail "SA_PIPE_QK=4: the next tile's IMMA are not interleaved with the exponentials:"
+            cat "$d/overlap.txt" >&2
+        fi
+        python3 "$root/bench/sass_overlap.py" "$out/sm_90/listing.sass" --kernel 'int8-fp16 D=128 fp16' \
+            --require-interleaved 16 >"$d/teeth.txt" 2>&1 &&
+            fail "sass_overlap.py accepted the plain loop as interleaved"
+    else
+        fail "sm_90 attn_int8_fp16.cu with SA_PIPE_QK=4 did not compile:"; tail -20 "$d/ptxas/pipe.log" >&2
     fi
 fi
 

@@ -7,15 +7,18 @@
  *   wait for K[j+1], barrier, copies of K[j+2] and V[j+1] (the K ring runs one tile further
  *   ahead than in the plain loop: K[j+1] must be resident while tile j's softmax runs);
  *   masks of S_j; row maxima, votes and the rare rescale of O (sa_softmax_max);
- *   one warp-uniform branch on the exponential's form, each side one basic block with
- *   Q·K[j+1]ᵀ's four k-steps, each followed by one row half's exponentials, row sum and packing;
- *   wait for V[j], barrier, P·V(j) from the packed P; S_{j+1} dequantized by K[j+1]'s scales.
+ *   one warp-uniform branch on the exponential's form, each side one basic block of two
+ *   segments: half of the pipelined 16-key pairs of Q·K[j+1]ᵀ (all k-steps), then half of the
+ *   warp's row halves' exponentials, row sums and P packing;
+ *   wait for V[j], barrier, P·V(j) from the packed P; the pairs not pipelined (SA_PIPE_QK=2)
+ *   and S_{j+1}'s dequantization by K[j+1]'s scales, in a block of their own.
  * The arithmetic of every value is the plain loop's (same instructions, same order of each
  * sum), so the output is bit-identical; only the schedule differs. The last tile's extra
  * MMAs read a K buffer that holds an older tile (or, with one tile, nothing loaded) and their
  * result is never used. Two S-sized sets of registers are live in the interleaved block (the
- * next tile's accumulators and this tile's P, packed as it goes), so it is compiled only for
- * the kernels of sa_pipe_qk(). */
+ * next tile's accumulators and this tile's P, packed as it goes) and during P·V: with 32 query
+ * rows per warp at D=128 ptxas spills hundreds of bytes; with 16 (SA_WARP_Q=16, one block of
+ * 8 warps per SM) the int8-fp16 kernel fits in 228 registers (kernels/ALGORITHM.md). */
 #ifndef SA_PIPE_CUH
 #define SA_PIPE_CUH
 
@@ -28,6 +31,7 @@
 #define SA_PIPE_QK 0
 #endif
 static_assert(SA_PIPE_QK == 0 || SA_PIPE_QK == 2 || SA_PIPE_QK == 4, "SA_PIPE_QK: 0, 2 or 4");
+/* 1: the second segment's MMAs depend on the first segment's row sums (sa_pipe_softmax_qk). */
 #ifndef SA_PIPE_FENCE
 #define SA_PIPE_FENCE 1
 #endif
