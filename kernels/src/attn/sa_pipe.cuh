@@ -120,8 +120,8 @@ __device__ __forceinline__ void sa_pipe_pv(float o[SA_MT][D / 8][4],
 }
 
 /* The key-tile loop of sa_attn_kernel when sa_pipe_qk<MODE, D>(): copies (load_k, load_v: one
- * cp.async group each), S, softmax and P·V for tiles 0..n_kt-1. Leaves every copy waited for
- * up to the last group (the caller waits for all). */
+ * cp.async group each; the caller has issued K[0]'s), S, softmax and P·V for tiles 0..n_kt-1.
+ * The last groups may still be in flight on return: the caller waits for all of them. */
 template <int MODE, int D, bool BF16, bool V1, class LoadK, class LoadV>
 __device__ __forceinline__ void
 sa_pipe_mainloop(const sa_attn_args &a, int n_kt, int q0, int row0, int lane, uint32_t sQ,
