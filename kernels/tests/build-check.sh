@@ -129,6 +129,22 @@ if cmake -S "$kernels" -B "$out/bad-arch" -G Ninja -DSAGEATTN_ARCHS="sm_90;sm_75
 elif ! grep -q "'sm_75' is not supported" "$out/bad-arch.log"; then
     fail "configure refused sm_75 without saying why: $(tail -5 "$out/bad-arch.log")"
 fi
+# Hopper's pair (what `build --arch native` asks for on a 9.0 GPU): the portable kernels are
+# compiled for sm_90 alone, attn_hopper.cu for sm_90a alone (configure only: the flags).
+rm -rf "$out/hopper-pair"
+if cmake -S "$kernels" -B "$out/hopper-pair" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSAGEATTN_ARCHS="sm_90;sm_90a" >"$out/hopper-pair.log" 2>&1; then
+    ninja_file="$out/hopper-pair/build.ninja"
+    flags_of() { awk -v src="$1" '$1 == "build" && index($2, src ".o:") { f = 1; next }
+                                  f && /FLAGS =/ { print; exit }' "$ninja_file"; }
+    portable=$(flags_of "/src/attn/attn_int8_fp16.cu")
+    hopper=$(flags_of "/src/attn/attn_hopper.cu")
+    case $portable in *"code=sm_90 "*) ;; *) fail "sm_90;sm_90a: a portable kernel lacks sm_90: $portable" ;; esac
+    case $portable in *compute_90a*) fail "sm_90;sm_90a: a portable kernel is compiled for sm_90a too: $portable" ;; esac
+    case $hopper in *"code=sm_90a"*) ;; *) fail "sm_90;sm_90a: attn_hopper.cu lacks sm_90a: $hopper" ;; esac
+else
+    fail "configure of sm_90;sm_90a failed: $(tail -5 "$out/hopper-pair.log")"
+fi
 for arch in $archs; do
     check_arch "$arch"
 done
