@@ -15,6 +15,7 @@
 #include "util/out.h"
 #include "util/plural.h"
 #include "util/proc.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <cJSON.h>
@@ -176,9 +177,10 @@ static enum opt_result parse_opts(int argc, char **argv, struct all_opts *o)
         {.kind = OPT_STRING,
          .name = "python",
          .arg = "PY",
-         .help = "build for its torch (of several fetched toolkits, the one matching its CUDA), "
-                 "install into this python (e.g. ~/ComfyUI/venv/bin/python) and compare a real "
-                 "call with torch SDPA (--yes also replaces an upstream SageAttention there)",
+         .help = "judge the toolkit by its torch (doctor, fetch-cuda and build read it, not "
+                 "python3's), install into this python (e.g. ~/ComfyUI/venv/bin/python) and "
+                 "compare a real call with torch SDPA (--yes also replaces an upstream "
+                 "SageAttention there)",
          .dest = &o->python},
         {.kind = OPT_FLAG,
          .name = "json",
@@ -369,6 +371,10 @@ static void stage_doctor(struct run *r, const char *archs, int ngpus, int *needs
         args_add(&args, "--arch");
         args_add(&args, archs);
     }
+    if (r->o->python) { /* whether the toolkit fits is a question about PY's torch */
+        args_add(&args, "--python");
+        args_add(&args, r->o->python);
+    }
     char *json, *why, *err = NULL;
     *needs_fetch = 0;
     int ran = run_stage(r, ST_DOCTOR, args.v, DOCTOR_TIMEOUT_MS, &json, &why);
@@ -402,32 +408,58 @@ static int confirm_fetch(struct run *r)
     return line[0] == '\n' || line[0] == 'y' || line[0] == 'Y';
 }
 
+/* `sagebuild fetch-cuda` as a fix names --python PY: without it, it would fetch the release of
+ * python3's torch, not the one this run needs. Heap. */
+static char *fetch_command(const struct run *r, const char *then)
+{
+    char *py = r->o->python ? shell_quote(r->o->python) : NULL;
+    char *cmd = xasprintf("sagebuild fetch-cuda%s%s%s", py ? " --python " : "", py ? py : "",
+                          then ? then : "");
+    free(py);
+    return cmd;
+}
+
+/* The fix when a fetch is needed but was not allowed. Heap. */
+static char *yes_or_fetch_first(const struct run *r)
+{
+    char *fetch = fetch_command(r, ", then sagebuild all");
+    char *fix = xasprintf("sagebuild all --yes   (or: %s)", fetch);
+    free(fetch);
+    return fix;
+}
+
 /* The toolkit fetch-cuda installed (heap), or NULL when the run stopped. */
 static char *stage_fetch(struct run *r)
 {
     if (!confirm_fetch(r)) {
         set_stage(r, ST_FETCH, "error",
                   xstrdup("the toolkit must be fetched, and --yes was not given"),
-                  xstrdup("sagebuild all --yes   (or: sagebuild fetch-cuda, then sagebuild all)"));
+                  yes_or_fetch_first(r));
         stop(r, SB_EXIT_ERROR);
         return NULL;
     }
     announce(r, NULL, "fetch-cuda: downloading and checking the toolkit");
-    const char *args[] = {"fetch-cuda", NULL, NULL, NULL};
+    struct args args = {0};
+    args_add(&args, "fetch-cuda");
     if (r->o->source) {
-        args[1] = "--source";
-        args[2] = r->o->source;
+        args_add(&args, "--source");
+        args_add(&args, r->o->source);
+    }
+    if (r->o->python) { /* the release PY's torch was built for, the one build then uses */
+        args_add(&args, "--python");
+        args_add(&args, r->o->python);
     }
     char *json, *why, *err = NULL, *prefix = NULL;
-    if (run_stage(r, ST_FETCH, args, FETCH_TIMEOUT_MS, &json, &why) < 0) {
-        set_stage(r, ST_FETCH, "error", why, xstrdup("sagebuild fetch-cuda"));
+    int ran = run_stage(r, ST_FETCH, args.v, FETCH_TIMEOUT_MS, &json, &why);
+    free(args.v);
+    if (ran < 0) {
+        set_stage(r, ST_FETCH, "error", why, fetch_command(r, NULL));
         stop(r, SB_EXIT_ERROR);
         return NULL;
     }
     struct stage_outcome sr;
     if (all_read_stage(json, "fetch-cuda", r->last_exit, &sr, &err) < 0) {
-        set_stage(r, ST_FETCH, "error", xasprintf("fetch-cuda: %s", err),
-                  xstrdup("sagebuild fetch-cuda"));
+        set_stage(r, ST_FETCH, "error", xasprintf("fetch-cuda: %s", err), fetch_command(r, NULL));
         free(err);
         stop(r, SB_EXIT_ERROR);
     } else if (sr.status == STAGE_ERROR) {
@@ -440,7 +472,7 @@ static char *stage_fetch(struct run *r)
         stop(r, SB_EXIT_ERROR);
     } else if (!sr.prefix) {
         set_stage(r, ST_FETCH, "error", xstrdup("fetch-cuda did not say where it installed"),
-                  xstrdup("sagebuild fetch-cuda; then sagebuild all --cuda-home <its prefix>"));
+                  fetch_command(r, "; then sagebuild all --cuda-home <its prefix>"));
         stop(r, SB_EXIT_ERROR);
     } else {
         prefix = xstrdup(sr.prefix);

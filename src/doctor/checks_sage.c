@@ -363,7 +363,7 @@ void check_sage_imports(struct doctor_ctx *ctx, struct check_result *r)
     }
     if (!ctx->opts->python) {
         result_set(r, CHECK_SKIP,
-                   "not imported: pass --python PATH to import each module (slow: "
+                   "not imported: pass --python PY to import each module (slow: "
                    "it loads torch)");
         return;
     }

@@ -89,9 +89,10 @@ static enum opt_result parse_args(int argc, char **argv, struct doctor_opts *o, 
          .group = 1},
         {.kind = OPT_STRING,
          .name = "python",
-         .arg = "PATH",
-         .help = "the interpreter to inspect (default python3); also imports each compiled "
-                 "sageattention module to show the real loader error",
+         .arg = "PY",
+         .help = "the python whose torch is inspected (default $SAGEBUILD_PYTHON, else "
+                 "python3); given, it also imports each compiled sageattention module to show "
+                 "the real loader error",
          .dest = &o->python},
         {.kind = OPT_STRING,
          .name = "torch-dir",

@@ -1,5 +1,6 @@
 /* Lazy probes for the checks, and the result builders. */
 #include "doctor/doctor.h"
+#include "toolchain/toolkit.h"
 #include "util/fs.h"
 #include "util/strbuf.h"
 #include "util/xdg.h"
@@ -76,7 +77,7 @@ const struct torch_info *ctx_torch(struct doctor_ctx *ctx)
         }
         return t;
     }
-    const char *python = ctx->opts->python ? ctx->opts->python : "python3";
+    const char *python = toolkit_python(ctx->opts->python);
     const char *names[] = {"torch", "sageattention", "triton", "nvidia"};
     char *dirs[4] = {NULL, NULL, NULL, NULL};
     char *pyver = NULL, *error = NULL;
@@ -113,7 +114,7 @@ const char *ctx_python(struct doctor_ctx *ctx)
         return ctx->opts->python;
     if (ctx->have_torch && ctx->torch.python)
         return ctx->torch.python;
-    return "python3";
+    return toolkit_python(NULL);
 }
 
 const struct gpu_info *ctx_gpu(struct doctor_ctx *ctx)

@@ -42,7 +42,9 @@ struct doctor_env {
 };
 
 struct doctor_opts {
-    const char *python; /* --python: also import the compiled sageattention modules */
+    /* --python: whose torch is read (NULL: $SAGEBUILD_PYTHON, else python3); given, it also
+     * imports the compiled sageattention modules */
+    const char *python;
     const char *torch_dir;
     const char *cuda_home;
     const char *arch; /* --arch: the archs a build would target */
@@ -117,7 +119,8 @@ void ctx_free(struct doctor_ctx *ctx);
 
 /* The CUDA version torch was built for as a version (nparts 0 when none). */
 struct version ctx_torch_cuda(struct doctor_ctx *ctx);
-/* The python to name in fix commands: --python, else the one asked, else python3. */
+/* The python to name in fix commands: --python, else the one asked, else $SAGEBUILD_PYTHON,
+ * else python3. */
 const char *ctx_python(struct doctor_ctx *ctx);
 
 /* Result builders. */

@@ -47,6 +47,7 @@ static int no_toolkit(int json, const char *why, const char *fix)
 
 struct env_args {
     const char *prefix; /* NULL: the default toolkit */
+    const char *python; /* whose torch picks it; NULL: $SAGEBUILD_PYTHON, else python3 */
     enum env_shell shell;
     int json;
 };
@@ -62,6 +63,12 @@ static enum opt_result parse_args(int argc, char **argv, struct env_args *a)
                  "under ~/.local/share/sagebuild; with none fetched, the one torch's rules find "
                  "when the doctor says it fits)",
          .dest = &a->prefix},
+        {.kind = OPT_STRING,
+         .name = "python",
+         .arg = "PY",
+         .help = "the python whose torch's CUDA picks the fetched toolkit, or decides whether the "
+                 "one torch's rules find fits (default $SAGEBUILD_PYTHON, else python3)",
+         .dest = &a->python},
         {.kind = OPT_ENUM,
          .name = "shell",
          .arg = "NAME",
@@ -72,7 +79,7 @@ static enum opt_result parse_args(int argc, char **argv, struct env_args *a)
         {0},
     };
     const struct opt_command spec = {"env", about, footer, table, 0};
-    *a = (struct env_args){NULL, ENV_SH, 0};
+    *a = (struct env_args){NULL, NULL, ENV_SH, 0};
     enum opt_result parsed = opt_parse(&spec, argc, argv);
     a->shell = strcmp(shell, "fish") ? ENV_SH : ENV_FISH;
     return parsed;
@@ -80,17 +87,17 @@ static enum opt_result parse_args(int argc, char **argv, struct env_args *a)
 
 /* Nothing fetched: the toolkit torch would use, when it is one `all` would not replace. NULL
  * after saying why (*rc: the exit status); *found_by says how it was found. */
-static char *toolkit_by_torch_rules(int json, char **found_by, int *rc)
+static char *toolkit_by_torch_rules(const struct env_args *a, char **found_by, int *rc)
 {
     struct env_toolkit t;
-    env_toolkit_probe(&t);
+    env_toolkit_probe(a->python, &t);
     char *prefix = NULL;
     if (!t.fits) {
         char *why = t.prefix ? xasprintf("no toolkit fetched yet, and the one torch's rules "
                                          "find (%s, %s) does not fit: %s",
                                          t.prefix, t.rule, t.why)
                              : xstrdup(t.why);
-        *rc = no_toolkit(json, why, t.fix);
+        *rc = no_toolkit(a->json, why, t.fix);
         free(why);
     } else {
         prefix = t.prefix;
@@ -109,10 +116,10 @@ static char *toolkit_by_torch_rules(int json, char **found_by, int *rc)
  * how it was found. */
 static char *find_toolkit(const struct env_args *a, char **found_by, int *rc)
 {
-    char *prefix = a->prefix ? fs_realpath(a->prefix) : toolkit_find_fetched(NULL, NULL, NULL);
+    char *prefix = a->prefix ? fs_realpath(a->prefix) : toolkit_find_fetched(NULL, a->python, NULL);
     if (prefix || a->prefix)
         *found_by = xstrdup(a->prefix ? "--prefix" : "fetched toolkit");
-    else if (!(prefix = toolkit_by_torch_rules(a->json, found_by, rc)))
+    else if (!(prefix = toolkit_by_torch_rules(a, found_by, rc)))
         return NULL;
     char *nvcc = prefix ? fs_join(prefix, "bin/nvcc") : NULL;
     int usable = prefix && fs_is_executable(nvcc);

@@ -28,6 +28,7 @@
 struct fetch_args {
     const char *cuda;
     int match_torch;
+    const char *python; /* whose torch's CUDA is the default release; NULL: toolkit_python */
     const char *prefix;
     char **mirrors;
     int nmirrors;
@@ -134,6 +135,12 @@ static int parse_args(int argc, char **argv, struct fetch_args *a)
                  "else the newest bundled release)",
          .dest = &a->match_torch,
          .group = 1},
+        {.kind = OPT_STRING,
+         .name = "python",
+         .arg = "PY",
+         .help = "the python whose torch's CUDA is fetched when --cuda is not given (default "
+                 "$SAGEBUILD_PYTHON, else python3)",
+         .dest = &a->python},
         {.kind = OPT_STRING,
          .name = "prefix",
          .arg = "DIR",
@@ -452,7 +459,7 @@ static int plan_fetch(struct fetch_run *r, struct fetch_error *err)
     if (!r->cache)
         return fetch_fail(err, FETCH_ERR_OTHER, "no cache folder: set HOME or SAGEBUILD_CACHE");
     if (!a->cuda && !a->manifest)
-        r->torch_cuda = toolkit_torch_cuda(NULL, &r->torch_note);
+        r->torch_cuda = toolkit_torch_cuda(a->python, &r->torch_note);
     struct source_request sr = {
         .cuda = a->cuda,
         .default_release = r->torch_cuda,

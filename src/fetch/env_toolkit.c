@@ -3,6 +3,7 @@
 #include "probe/cuda_home.h"
 #include "util/fs.h"
 #include "util/proc.h"
+#include "util/shquote.h"
 #include "util/strbuf.h"
 
 #include <stdlib.h>
@@ -10,7 +11,21 @@
 
 #define ENV_DOCTOR_TIMEOUT_MS (60 * 1000)
 
-void env_toolkit_probe(struct env_toolkit *t)
+/* The fix for a toolkit that does not fit: fetch the release this python's torch needs, then
+ * point at it, both for the same python. */
+static char *fetch_then_env_fix(const char *python)
+{
+    if (!python)
+        return xstrdup("sagebuild fetch-cuda   (then: eval \"$(sagebuild env)\")");
+    char *py = shell_quote(python);
+    char *fix = xasprintf("sagebuild fetch-cuda --python %s   (then: eval \"$(sagebuild env "
+                          "--python %s)\")",
+                          py, py);
+    free(py);
+    return fix;
+}
+
+void env_toolkit_probe(const char *python, struct env_toolkit *t)
 {
     memset(t, 0, sizeof *t);
     struct cuda_home h;
@@ -18,7 +33,7 @@ void env_toolkit_probe(struct env_toolkit *t)
     if (!h.path) {
         t->why = xstrdup("no toolkit was fetched, and torch's rules ($CUDA_HOME, $CUDA_PATH, nvcc "
                          "on PATH, /usr/local/cuda) find none");
-        t->fix = xstrdup("sagebuild fetch-cuda");
+        t->fix = fetch_then_env_fix(python);
         cuda_home_free(&h);
         return;
     }
@@ -27,7 +42,12 @@ void env_toolkit_probe(struct env_toolkit *t)
     cuda_home_free(&h);
 
     char *self = fs_realpath("/proc/self/exe");
-    const char *argv[] = {self ? self : "sagebuild", "doctor", "toolkit", "--json", NULL};
+    const char *argv[] = {
+        self ? self : "sagebuild", "doctor", "toolkit", "--json", NULL, NULL, NULL};
+    if (python) { /* whether the toolkit fits is a question about this python's torch */
+        argv[4] = "--python";
+        argv[5] = python;
+    }
     struct proc_opts po = {.timeout_ms = ENV_DOCTOR_TIMEOUT_MS, .max_output = 4u << 20};
     struct proc_result pr;
     proc_run(argv, &po, &pr);
@@ -51,7 +71,7 @@ void env_toolkit_probe(struct env_toolkit *t)
         if (f) {
             t->why = xasprintf("%s: %s", f->id ? f->id : "toolkit",
                                f->summary ? f->summary : "does not fit");
-            t->fix = xstrdup("sagebuild fetch-cuda   (then: eval \"$(sagebuild env)\")");
+            t->fix = fetch_then_env_fix(python);
         }
         all_doctor_summary_free(&d);
     }

@@ -13,8 +13,9 @@ struct env_toolkit {
 };
 
 /* Finds the toolkit and runs `sagebuild doctor toolkit --json` on it (this binary, in a child
- * process with a timeout). Always fills *t; free with env_toolkit_free. */
-void env_toolkit_probe(struct env_toolkit *t);
+ * process with a timeout), against the torch of python (env --python; NULL: the doctor's default,
+ * $SAGEBUILD_PYTHON, else python3). Always fills *t; free with env_toolkit_free. */
+void env_toolkit_probe(const char *python, struct env_toolkit *t);
 void env_toolkit_free(struct env_toolkit *t);
 
 #endif

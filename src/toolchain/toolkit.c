@@ -117,12 +117,25 @@ char *toolkit_find_fetched(const char *data_dir, const char *python, enum toolki
     return found;
 }
 
+const char *toolkit_python_pick(const char *flag_python, const char *env_python)
+{
+    if (flag_python)
+        return flag_python;
+    /* SAGEBUILD_PYTHON= (set but empty) is how a shell clears it for one command */
+    return env_python && *env_python ? env_python : "python3";
+}
+
+const char *toolkit_python(const char *flag_python)
+{
+    return toolkit_python_pick(flag_python, getenv("SAGEBUILD_PYTHON"));
+}
+
 char *toolkit_torch_cuda(const char *python, char **note)
 {
     struct torch_info ti;
     memset(&ti, 0, sizeof ti);
     char *out = NULL;
-    if (probe_torch(python ? python : getenv("SAGEBUILD_PYTHON"), NULL, &ti) == 0 && ti.cuda) {
+    if (probe_torch(toolkit_python(python), NULL, &ti) == 0 && ti.cuda) {
         out = xstrdup(ti.cuda);
     } else if (note) {
         *note = ti.found ? xasprintf("torch %s at %s is not a CUDA build",

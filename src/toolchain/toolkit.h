@@ -38,9 +38,16 @@ char *toolkit_fetched_prefix(const char *release);
  * are two or more. Heap path or NULL; *rule (may be NULL) says why. */
 char *toolkit_find_fetched(const char *data_dir, const char *python, enum toolkit_pick_rule *rule);
 
+/* Pure: the python whose torch decides: flag_python (a --python PY), else env_python
+ * ($SAGEBUILD_PYTHON) when set and not empty, else "python3". doctor, fetch-cuda, env and build
+ * all follow this one rule, so that within `all --python PY` every stage reads the same torch. */
+const char *toolkit_python_pick(const char *flag_python, const char *env_python);
+/* toolkit_python_pick(flag_python, $SAGEBUILD_PYTHON). */
+const char *toolkit_python(const char *flag_python);
+
 /* torch's CUDA version ("13.0") from the version.py of the torch that `python` (NULL:
- * $SAGEBUILD_PYTHON, else python3) finds, without importing it; NULL when there is none, with
- * *note (may be NULL) saying why. */
+ * $SAGEBUILD_PYTHON, else python3: toolkit_python) finds, without importing it; NULL when there
+ * is none, with *note (may be NULL) saying why. */
 char *toolkit_torch_cuda(const char *python, char **note);
 
 #endif

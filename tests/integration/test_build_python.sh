@@ -34,7 +34,8 @@ if ! "$system_python" -m venv --without-pip "$tmp/venv" > "$tmp/o" 2>&1; then
     exit 77
 fi
 py=$tmp/venv/bin/python
-mk_torch "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" 12.6
+py_site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+mk_torch "$py_site" 12.6
 
 mk_cmake "$bin"
 mk_compiler "$bin" g++ 11.4.0
@@ -64,16 +65,20 @@ SAGEBUILD_PYTHON=python3 $SB build --arch sm_90 --python "$py" --out "$tmp/o3" >
 SAGEBUILD_PYTHON=$py $SB build --arch sm_90 --out "$tmp/o4" > "$tmp/o" 2>&1 || fail "$(cat "$tmp/o")"
 [ "$(chosen "$tmp/o4")" = "$for_py" ] || fail "\$SAGEBUILD_PYTHON: $(chosen "$tmp/o4")"
 
-# all --python PY: its build stage is told PY. The doctor before it needs a real toolkit that
-# fits python3's torch: the nvcc on PATH.
+# all --python PY: its build stage is told PY. The doctor before it reads PY's torch as well
+# (test_all_python.sh), and must find a real toolkit that fits it, the nvcc on PATH, to fetch
+# nothing; so here the two torches swap releases: PY's is built for the nvcc on PATH's CUDA,
+# python3's for 12.6, and of the two fetched toolkits the build must take PY's one.
 if [ -z "$real" ]; then
     echo "skipped the all part: no nvcc on PATH for the doctor"
     echo ok
     exit 0
 fi
+mk_torch "$py_site" "$sys_cuda"
+mk_torch "$tmp/site-sys" 12.6
 SB=$SAGEBUILD # stages are this binary run again (see test_all_flow.sh)
 SAGEBUILD_FAKE_GPUS=none FAKE_SELFTEST=skip $SB all --arch sm_90 --python "$py" --out "$tmp/o5" --json > "$tmp/j" 2>&1
 [ "$(json_get "$tmp/j" "d['stages'][2]['status'], d['stages'][3]['stage'], d['stages'][3]['status']")" = "skipped build ok" ] ||
     fail "all --python: no fetch, then a build: $(cat "$tmp/j")"
-[ "$(chosen "$tmp/o5")" = "$for_py" ] || fail "all --python PY built with $(chosen "$tmp/o5")"
+[ "$(chosen "$tmp/o5")" = "$for_sys" ] || fail "all --python PY built with $(chosen "$tmp/o5")"
 echo ok

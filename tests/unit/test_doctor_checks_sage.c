@@ -236,7 +236,7 @@ static void upstream_imports(void **state)
 
     install_sage(&f, "2.2.0+cu130torch2.11.0");
     fx_run(&f, check_sage_imports);
-    fx_expect(&f, CHECK_SKIP, "not imported: pass --python PATH to import each module", NULL);
+    fx_expect(&f, CHECK_SKIP, "not imported: pass --python PY to import each module", NULL);
 
     fake_python(&f, "", 0);
     fx_run(&f, check_sage_imports);

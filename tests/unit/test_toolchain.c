@@ -86,6 +86,19 @@ static void finds_fetched_toolkits_with_an_nvcc(void **state)
     fs_remove_tree(tmpl);
 }
 
+/* --python PY, else $SAGEBUILD_PYTHON, else python3: the one rule every command that reads torch
+ * follows (an empty $SAGEBUILD_PYTHON is unset, as `SAGEBUILD_PYTHON= cmd` means). */
+static void picks_the_python_whose_torch_decides(void **state)
+{
+    (void)state;
+    assert_string_equal(toolkit_python_pick("/venv/bin/python", "/usr/bin/python3.12"),
+                        "/venv/bin/python");
+    assert_string_equal(toolkit_python_pick("/venv/bin/python", NULL), "/venv/bin/python");
+    assert_string_equal(toolkit_python_pick(NULL, "/usr/bin/python3.12"), "/usr/bin/python3.12");
+    assert_string_equal(toolkit_python_pick(NULL, ""), "python3");
+    assert_string_equal(toolkit_python_pick(NULL, NULL), "python3");
+}
+
 static void names_fetched_prefixes(void **state)
 {
     (void)state;
@@ -317,6 +330,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(picks_the_fetched_toolkit_matching_torch),
         cmocka_unit_test(finds_fetched_toolkits_with_an_nvcc),
+        cmocka_unit_test(picks_the_python_whose_torch_decides),
         cmocka_unit_test(names_fetched_prefixes),
         cmocka_unit_test(judges_host_limits),
         cmocka_unit_test(names_the_cxx_driver),
