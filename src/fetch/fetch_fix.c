@@ -11,6 +11,11 @@
 #define FIX_DOWNLOAD_ELSEWHERE                                                                     \
     "sagebuild fetch-cuda --dry-run   (lists every URL and sha256: download them where the "       \
     "network allows, then sagebuild fetch-cuda --from DIR --offline; or add --mirror URL)"
+/* No manifest to plan from: a dry run would stop at the same point, so the way out is the file
+ * itself (or a mirror that has it). */
+#define FIX_NO_MANIFEST                                                                            \
+    "sagebuild fetch-cuda --manifest FILE   (FILE: redistrib_X.Y.Z.json of that release, from "    \
+    "NVIDIA's cuda/redist folder where the network allows; or add --mirror URL that has it)"
 #define FIX_DISK                                                                                   \
     "free disk space (about 300 MB for the prefix and 75 MB of cache), or pass --prefix DIR on "   \
     "another file system"
@@ -36,6 +41,7 @@ const char *fetch_fix_for(enum fetch_error_kind kind, const char *release, const
     case FETCH_ERR_UNDELIVERED:
         return wheels_would_serve(release, source) ? FIX_FROM_PYPI : FIX_DOWNLOAD_ELSEWHERE;
     case FETCH_ERR_NO_MANIFEST: /* the wheels' versions come from it: PyPI cannot help */
+        return FIX_NO_MANIFEST;
     case FETCH_ERR_OFFLINE:
         return FIX_DOWNLOAD_ELSEWHERE;
     case FETCH_ERR_DISK:

@@ -48,16 +48,17 @@ grep -q "releases known here (bundled or cached): 12.6.3, 12.8.1, 12.9.1, 13.0.2
     fail "--cuda 99.9 does not list the known releases: $(cat "$T/e")"
 grep -q "fix:" "$T/e" && fail "--cuda 99.9: the message itself says what to do: $(cat "$T/e")"
 
-# 3b. A release whose manifest is neither here nor on the mirror: downloading it elsewhere (or
-# another --mirror) is the way out; PyPI is not, for its versions come from that manifest.
+# 3b. A release whose manifest is neither here nor on the mirror: the manifest file itself (or
+# another --mirror) is the way out; not a dry run, which stops at the same point, and not PyPI,
+# whose versions come from that manifest.
 $SB fetch-cuda --cuda 13.0.99 --mirror http://127.0.0.1:9/redist/ --no-default-mirror \
     --dry-run > "$T/o" 2> "$T/e"
 [ $? = 2 ] || fail "--cuda 13.0.99: exit: $(cat "$T/e")"
 grep -q "no mirror has the manifest for CUDA 13.0.99" "$T/e" || fail "13.0.99: $(cat "$T/e")"
-grep -q "^  fix: sagebuild fetch-cuda --dry-run" "$T/e" || fail "13.0.99 fix: $(cat "$T/e")"
+grep -q "^  fix: sagebuild fetch-cuda --manifest FILE" "$T/e" || fail "13.0.99 fix: $(cat "$T/e")"
 $SB fetch-cuda --cuda 13.0.99 --offline --dry-run --json > "$T/j" 2> "$T/e"
 [ $? = 2 ] || fail "--cuda 13.0.99 --offline: exit: $(cat "$T/j")"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not d["fix"].startswith("sagebuild fetch-cuda --dry-run"))' "$T/j" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not d["fix"].startswith("sagebuild fetch-cuda --manifest FILE"))' "$T/j" ||
     fail "13.0.99 --offline fix in JSON: $(cat "$T/j")"
 
 # 4. selftest --build of a folder that does not exist is a usage error, not "skipped".

@@ -11,6 +11,7 @@
 
 #define PYPI_FIRST "sagebuild fetch-cuda --source pypi"
 #define DRY_RUN "sagebuild fetch-cuda --dry-run"
+#define MANIFEST_FILE "sagebuild fetch-cuda --manifest FILE"
 #define FREE_DISK "free disk space"
 #define HOST_COMPILER "sagebuild doctor host.compiler"
 
@@ -43,7 +44,8 @@ static void no_pypi_where_it_cannot_help(void **state)
     assert_true(starts_with(fetch_fix_for(FETCH_ERR_UNDELIVERED, NULL, "redist"), DRY_RUN));
     assert_true(starts_with(fetch_fix_for(FETCH_ERR_UNDELIVERED, "13.0.2", NULL), DRY_RUN));
     /* no manifest: the wheels' versions come from it, so PyPI cannot help either */
-    assert_true(starts_with(fetch_fix_for(FETCH_ERR_NO_MANIFEST, "13.1.0", "redist"), DRY_RUN));
+    assert_true(
+        starts_with(fetch_fix_for(FETCH_ERR_NO_MANIFEST, "13.1.0", "redist"), MANIFEST_FILE));
     /* --offline: the files are to be downloaded elsewhere, whichever source names them */
     assert_true(starts_with(fetch_fix_for(FETCH_ERR_OFFLINE, "13.0.2", "redist"), DRY_RUN));
     assert_true(starts_with(fetch_fix_for(FETCH_ERR_OFFLINE, "13.0.2", "pypi"), DRY_RUN));
@@ -55,7 +57,7 @@ static const char *const expected_for_cuda_13[] = {
     [FETCH_ERR_NONE] = NULL,
     [FETCH_ERR_OTHER] = NULL,
     [FETCH_ERR_UNDELIVERED] = PYPI_FIRST,
-    [FETCH_ERR_NO_MANIFEST] = DRY_RUN,
+    [FETCH_ERR_NO_MANIFEST] = MANIFEST_FILE,
     [FETCH_ERR_OFFLINE] = DRY_RUN,
     [FETCH_ERR_NOT_FOUND] = NULL,
     [FETCH_ERR_MISMATCH] = NULL,

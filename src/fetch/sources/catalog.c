@@ -176,8 +176,8 @@ int catalog_load(const struct catalog *c, const char *label, struct manifest_tex
         }
     }
     free(file);
-    if (c->dl->offline)
-        return fetch_fail(err, FETCH_ERR_OFFLINE,
+    if (c->dl->offline) /* the way out is the file itself, offline too (--manifest) */
+        return fetch_fail(err, FETCH_ERR_NO_MANIFEST,
                           "no manifest for CUDA %s is bundled or cached, and --offline forbids "
                           "downloading it",
                           label);
