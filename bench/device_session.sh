@@ -38,6 +38,8 @@ product)
         cp "$build/recommendation.json" "$OUT/selftest/" 2>/dev/null
         summary+=("selftest --full (CLI): rc=$rc in $((SECONDS - start)) s")
         tail -n 30 "$OUT/selftest/selftest-full.txt"
+        # one file: a call brings back at most 8 (the drop-in step writes 5 of them)
+        tar -czf "$OUT/selftest.tgz" -C "$OUT" selftest && rm -rf "$OUT/selftest"
         step dropin 280 bash bench/device_dropin.sh --lib "$build/lib/libsageattn.so"
     else
         summary+=("no library at $build: the install step did not build one")
