@@ -335,6 +335,30 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
     }
 }
 
+/* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
+ * rows; false (nothing launched) otherwise. A compile-time branch, so that builds without
+ * SA_H_KGROUP hold no grouped quantizer. */
+template <bool BF16, int DP>
+static bool sa_kquant_grouped_launch(const struct sa_problem *p, const struct sa_ws_layout *w,
+                                     const sa_rowquant_args &q, const sa_rowquant_args &k,
+                                     bool with_q, cudaStream_t stream)
+{
+    if constexpr (SA_H_KGROUP) {
+        if (!sa_mode_wgmma_layout(p->mode))
+            return false;
+        constexpr int RPB = sa_rq_block_rows<DP>();
+        sa_kquant_grouped_kernel<BF16, DP>
+            <<<dim3(w->lk_pad / SA_CTA_K, p->batch * p->hkv), SA_PRE_THREADS, 0, stream>>>(k);
+        if (with_q)
+            sa_rowquant_kernel<BF16, DP><<<dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq),
+                                           SA_PRE_THREADS, 0, stream>>>(q, q, p->batch * p->hq);
+        return true;
+    } else {
+        (void)p, (void)w, (void)q, (void)k, (void)with_q, (void)stream;
+        return false;
+    }
+}
+
 static sa_tensor_view sa_view(const void *base, const int64_t s[3])
 {
     sa_tensor_view v = {(const char *)base, s[0] * 2, s[1] * 2, s[2] * 2};
@@ -392,12 +416,8 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (SA_H_KGROUP && sa_mode_wgmma_layout(p->mode)) { /* K by groups, Q by rows if wanted */
-        sa_kquant_grouped_kernel<BF16, DP>
-            <<<dim3(w->lk_pad / SA_CTA_K, bhk), SA_PRE_THREADS, 0, stream>>>(k);
-        if (with_q)
-            sa_rowquant_kernel<BF16, DP>
-                <<<dim3((w->lq_pad + RPB - 1) / RPB, bhq), SA_PRE_THREADS, 0, stream>>>(q, q, bhq);
+    if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, stream)) {
+        /* K by groups, Q by rows if wanted */
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
         sa_rowquant_kernel<BF16, DP>
             <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, 0);
