@@ -45,5 +45,8 @@ fi
 # The arch table (the library's "no code for this GPU" message names the --arch to build).
 cc -std=c11 -O2 -fPIC -Wall -Wextra -Werror -c "$root/kernels/archs/sa_archs.c" \
     -o "$out/obj/sa_archs.c.o"
+# The modes' names (the library's, the C reference's and the CPU tests' one list).
+cc -std=c11 -O2 -fPIC -Wall -Wextra -Werror -I"$root/kernels/include" \
+    -c "$root/kernels/src/mode_names.c" -o "$out/obj/mode_names.c.o"
 nvcc -shared -Xlinker --no-undefined -o "$out/libsageattn.so" "$out"/obj/*.o
 echo "built $out/libsageattn.so for $built"

@@ -15,8 +15,8 @@ KERNEL_CUDA_HOME := $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/
 KERNEL_TEST_CFLAGS := $(CSTD) $(WARN) -O2 -g -Ikernels/ref -Ikernels/tests -Ikernels/include \
 	-Ikernels/selftest -Ikernels/src -isystem $(KERNEL_CUDA_HOME)/include
 KERNEL_REF_SRC := $(sort $(wildcard kernels/ref/*.c))
-KERNEL_TEST_SUPPORT := kernels/tests/sa_check.c kernels/tests/sa_testdata.c kernels/selftest/st_logic.c \
-	kernels/selftest/st_judge.c kernels/archs/sa_archs.c
+KERNEL_TEST_SUPPORT := kernels/src/mode_names.c kernels/tests/sa_check.c kernels/tests/sa_testdata.c \
+	kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/archs/sa_archs.c
 KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h \
 	kernels/include/sageattn.h kernels/selftest/st_logic.h kernels/selftest/st_judge.h \
 	kernels/archs/sa_archs.h kernels/archs/archs.def)
@@ -51,7 +51,8 @@ build/kernels/dump_arch_table: kernels/tests/dump_arch_table.c kernels/archs/sa_
 
 # The public API's argument validation and mode policy (host C++ in src/api_validate.cu and
 # src/mode_policy.cu, which reads the arch table), under ASan/UBSan.
-KERNEL_API_HOST_SRC := kernels/src/api_validate.cu kernels/src/mode_policy.cu kernels/archs/sa_archs.c
+KERNEL_API_HOST_SRC := kernels/src/api_validate.cu kernels/src/mode_policy.cu kernels/src/mode_names.c \
+	kernels/archs/sa_archs.c
 KERNEL_API_HOST_HDR := kernels/src/api_validate.h kernels/src/mode_policy.h
 build/kernels/test_sa_validate build/kernels/test_mode_policy: build/kernels/%: kernels/tests/%.cc \
 	$(KERNEL_API_HOST_SRC) $(KERNEL_API_HOST_HDR) kernels/tests/sa_check.c $(KERNEL_TEST_HDR)

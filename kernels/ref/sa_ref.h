@@ -46,9 +46,6 @@ struct sa_ref_config {
     struct sa_ref_stats *stats; /* optional, zeroed and filled by sa_ref_attention */
 };
 
-/* The mode's name as sageattn_mode_name spells it, without linking the library. */
-const char *sa_ref_mode_name(sageattn_mode mode);
-
 /* The kernels' own settings (from src/sa_internal.h) for `mode`. */
 void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode);
 

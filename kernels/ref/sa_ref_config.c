@@ -33,25 +33,3 @@ void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
         cfg->f16_p_scale = exp2f(SA_F16ACC_P_LOG2);
     }
 }
-
-const char *sa_ref_mode_name(sageattn_mode mode)
-{
-    switch (mode) {
-    case SAGEATTN_MODE_INT8_FP16:
-        return "int8-fp16";
-    case SAGEATTN_MODE_INT8_FP8:
-        return "int8-fp8";
-    case SAGEATTN_MODE_FP16:
-        return "fp16";
-    case SAGEATTN_MODE_INT8_FP8_BS:
-        return "int8-fp8-bs";
-    case SAGEATTN_MODE_INT8_FP8_F16ACC:
-        return "int8-fp8-f16acc";
-    case SAGEATTN_MODE_INT8_FP16_F16ACC:
-        return "int8-fp16-f16acc";
-    case SAGEATTN_MODE_INT8_FP8_WGMMA:
-        return "int8-fp8-wgmma";
-    default:
-        return "auto";
-    }
-}

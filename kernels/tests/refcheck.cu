@@ -94,7 +94,7 @@ static void run_one(const struct sa_case *c, sageattn_mode mode)
     if (s == SAGEATTN_OK)
         s = sageattn_run(&g, ws, ws_bytes, NULL);
     CUDA_OK(cudaDeviceSynchronize());
-    const char *mn = sa_ref_mode_name(mode);
+    const char *mn = sageattn_mode_name(mode);
     CHECK(s == SAGEATTN_OK, "%s %s: %s", c->name, mn, sageattn_last_error());
     if (s == SAGEATTN_OK) {
         /* The kernel's output replaces t.o, then the reference's goes into a copy. */

@@ -74,7 +74,7 @@ static struct result evaluate(struct sa_tensors *t, const struct sa_ref_config *
 static void print_result(const char *name, sageattn_mode mode, const struct result *r)
 {
     printf("  %-26s %-16s cos %.7f  rel-L1 %.5f  max-abs %.3g  lse-err %.2g%s\n", name,
-           sa_ref_mode_name(mode), r->m.cos, r->m.rel_l1, r->m.max_abs, r->lse_max_err,
+           sageattn_mode_name(mode), r->m.cos, r->m.rel_l1, r->m.max_abs, r->lse_max_err,
            r->m.nonfinite ? "  NON-FINITE" : "");
 }
 
@@ -90,7 +90,7 @@ static struct result run_mode(struct sa_tensors *t, const char *name, sageattn_m
 static void check_bar(const char *name, sageattn_mode mode, const struct result *r)
 {
     struct st_bar b = bar_for(mode);
-    const char *m = sa_ref_mode_name(mode);
+    const char *m = sageattn_mode_name(mode);
     CHECK(r->m.nonfinite == 0, "%s %s: %ld non-finite outputs", name, m, r->m.nonfinite);
     CHECK(r->acc.tile_acc_overflows == 0, "%s %s: %ld FP16 partial sums overflowed", name, m,
           r->acc.tile_acc_overflows);
@@ -237,7 +237,7 @@ static void test_adversarial(void)
             prepare(&c, &t);
             for (size_t m = 0; m < N_QUANTIZED; m++) {
                 struct result r = run_mode(&t, name, quantized_modes[m]);
-                const char *mn = sa_ref_mode_name(quantized_modes[m]);
+                const char *mn = sageattn_mode_name(quantized_modes[m]);
                 CHECK(r.m.nonfinite == 0, "%s %s: non-finite output", name, mn);
                 CHECK(r.acc.tile_acc_overflows == 0, "%s %s: FP16 partial sums overflowed", name,
                       mn);
@@ -287,7 +287,7 @@ static void test_smoothing_matters(void)
         print_result(c.name, quantized_modes[m], &off);
         CHECK(off.m.rel_l1 > 3.0 * on.m.rel_l1 && off.m.rel_l1 > bar_for(cfg.mode).rel_l1,
               "%s: rel-L1 without smoothing %.5f vs %.5f with: the bar would not catch it",
-              sa_ref_mode_name(cfg.mode), off.m.rel_l1, on.m.rel_l1);
+              sageattn_mode_name(cfg.mode), off.m.rel_l1, on.m.rel_l1);
     }
     sa_tensors_free(&t);
 }
@@ -306,7 +306,7 @@ static void test_wrong_scale_caught(void)
         struct result r = evaluate(&t, &cfg);
         print_result(c.name, cfg.mode, &r);
         CHECK(r.m.rel_l1 > 5.0 * bar_for(cfg.mode).rel_l1, "%s: wrong scale gives only %.5f",
-              sa_ref_mode_name(cfg.mode), r.m.rel_l1);
+              sageattn_mode_name(cfg.mode), r.m.rel_l1);
     }
     sa_tensors_free(&t);
 }
@@ -361,7 +361,7 @@ static void test_f16acc_bound(void)
         struct sa_ref_config cfg;
         sa_ref_config_default(&cfg, cases[k].mode);
         struct result r = evaluate(&t, &cfg);
-        const char *mn = sa_ref_mode_name(cases[k].mode);
+        const char *mn = sageattn_mode_name(cases[k].mode);
         printf("  %s: peak in-tile partial sum %.0f (bound %.0f, fp16 max %.0f), overflows %ld\n",
                mn, r.acc.tile_acc_peak, cases[k].bound, SA_FP16_MAX, r.acc.tile_acc_overflows);
         CHECK(r.acc.tile_acc_overflows == 0 && r.m.nonfinite == 0, "%s: overflow at the bound", mn);
@@ -407,10 +407,10 @@ static void test_f16acc_rounding(void)
             differ += o32[i] != t.o[i];
         cfg.acc_group = 1;
         struct result each = evaluate(&t, &cfg);
-        const char *mn = sa_ref_mode_name(pairs[k][1]);
+        const char *mn = sageattn_mode_name(pairs[k][1]);
         printf("  %s vs %s: rel-L1 %.5f vs %.5f (rounding after every product: %.5f); %ld of %zu "
                "outputs differ\n",
-               mn, sa_ref_mode_name(pairs[k][0]), f16.m.rel_l1, fp32.m.rel_l1, each.m.rel_l1,
+               mn, sageattn_mode_name(pairs[k][0]), f16.m.rel_l1, fp32.m.rel_l1, each.m.rel_l1,
                differ, n);
         CHECK(differ > 0, "%s: the FP16 accumulator changed nothing: not emulated", mn);
         check_bar("FP16 rounding", pairs[k][1], &f16);
@@ -462,17 +462,17 @@ static void test_selftest_matrix_f16acc(void)
             sa_ref_config_default(&cfg, pairs[k][1]);
             struct result b = evaluate(&t, &cfg);
             printf("  %-40s %-16s cos %.7f -> %.7f  rel-L1 %.5f -> %.5f%s\n", sc->name,
-                   sa_ref_mode_name(pairs[k][1]), a.m.cos, b.m.cos, a.m.rel_l1, b.m.rel_l1,
+                   sageattn_mode_name(pairs[k][1]), a.m.cos, b.m.cos, a.m.rel_l1, b.m.rel_l1,
                    b.m.nonfinite ? "  NON-FINITE" : "");
             CHECK(b.m.nonfinite == 0 && b.acc.tile_acc_overflows == 0, "%s %s: non-finite",
-                  sc->name, sa_ref_mode_name(pairs[k][1]));
+                  sc->name, sageattn_mode_name(pairs[k][1]));
             /* int8-fp8-bs is int8-fp8's arithmetic; SageAttention2++'s scheme may lose a
              * little more to V's narrower E4M3 range (10%, 1e-4 of cosine). */
             double rel_f = k == 0 ? 1.05 : (k == 1 ? 1.10 : 1.0);
             double cos_d = k == 0 ? 1e-5 : (k == 1 ? 1e-4 : 0.0);
             CHECK(b.m.rel_l1 <= rel_f * a.m.rel_l1 + 1e-6 && b.m.cos >= a.m.cos - cos_d,
                   "%s %s: rel-L1 %.5f / cos %.7f vs the FP32 form's %.5f / %.7f", sc->name,
-                  sa_ref_mode_name(pairs[k][1]), b.m.rel_l1, b.m.cos, a.m.rel_l1, a.m.cos);
+                  sageattn_mode_name(pairs[k][1]), b.m.rel_l1, b.m.cos, a.m.rel_l1, a.m.cos);
         }
         sa_tensors_free(&t);
     }
