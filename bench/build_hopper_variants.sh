@@ -20,12 +20,12 @@ shift
 # c2s2, qp) is in bench/results/h200-2e09e54-hopper3-variants.txt.
 # Round 5's (p8, p16, p24, dx_nomufu, dx_nosoftmax): bench/results/h200-816edba-hopper5-variants.md;
 # round 6's (kg = SA_H_KGROUP=1): h200-1ae291d-hopper6-variants.md; round 7's (nokg, c1, nf2,
-# d64ws): h200-e92804e-hopper7-variants.md.
+# d64ws): h200-e92804e-hopper7-variants.md; round 8's (tree, fie, treefie; the tree row max and
+# round 5's polynomial exponentials are gone from the source since): h200-458e33a-hopper8-*.
 all_variants=(
     "landed|"
-    "tree|-DSA_HW_TREEMAX=1"
+    "kg|-DSA_H_KGROUP=1"
     "fie|-DSA_HW_FOLD_IN_EXP=1"
-    "treefie|-DSA_HW_TREEMAX=1 -DSA_HW_FOLD_IN_EXP=1"
 )
 want=" ${*:-} "
 mkdir -p "$out"

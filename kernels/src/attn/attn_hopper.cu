@@ -148,12 +148,6 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
  * the int8 operands could give) to the row max term: below this bound its rounding stays under
  * 2^-9 in the base-2 exponent (0.14 % of P, against E4M3's 6 % step). */
 #define SA_H_KG_SAFE_OFFSET 32768.0f
-/* Exponentials per thread and 64-key tile (of 32) computed on the FMA pipe by sa_exp2_fma
- * instead of MUFU.EX2 (which runs 16 per clock per SM: at D=128 its 4096 exponentials per tile
- * take as long as the tile's INT8 and FP8 wgmma). 0: all by MUFU. */
-#ifndef SA_HW_EXPPOLY
-#define SA_HW_EXPPOLY 0
-#endif
 /* Test builds only (bench/build_hopper_variants.sh), results wrong by design: 1 = every
  * exponential a single FMUL (what MUFU costs), 2 = no softmax at all, P = S's bits (what the
  * tensor work, copies and folds take alone). */
@@ -161,67 +155,23 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
 #define SA_TEST_HOPPER_DIAG 0
 #endif
 
-/* 2^x without MUFU: x = j + f with j = round(x) (the 1.5·2^23 addition), 2^f by a degree-2
- * minimax polynomial on [-1/2, 1/2] (relative error 1.7e-3, against the 2^-4 of the E4M3 step
- * P is rounded to next), j added to its exponent field as an integer. x is clamped below at
- * -126 so that field stays >= 0 (the result is then a denormal, 0 once P is E4M3, as MUFU's
- * 2^-126 or 0 would be). A NaN x gives a tiny number here, not NaN: the row max is taken with
- * NaN propagation when this is used (sa_h_rowmax), so a NaN score turns its whole row NaN
- * through the MUFU exponentials and the rescale, and the non-finite check still sees it. */
-__device__ __forceinline__ float sa_exp2_fma(float x)
-{
-    const float xc = fmaxf(x, -126.0f);
-    const float y = __fadd_rn(xc, 12582912.0f); /* j in the low mantissa bits */
-    const float f = __fsub_rn(xc, __fsub_rn(y, 12582912.0f));
-    const float p = fmaf(fmaf(0.2384277731180191f, f, 0.7034468054771423f), f, 1.0004431009292603f);
-    return __int_as_float(__float_as_int(p) + (int)((uint32_t)__float_as_int(y) << 23));
-}
-/* max(a, b) for the row max: NaN-propagating when some exponentials bypass MUFU (above). */
-__device__ __forceinline__ float sa_h_rowmax(float a, float b)
-{
-    if (SA_HW_EXPPOLY == 0)
-        return fmaxf(a, b);
-    float m;
-    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(m) : "f"(a), "f"(b));
-    return m;
-}
-/* The exponential of score i (of the thread's 32) of a tile. */
-__device__ __forceinline__ float sa_h_exp2(int i, float x)
+/* The exponential of one score (SA_TEST_HOPPER_DIAG 1: a stand-in FMUL). Round 5 measured the
+ * alternative, some exponentials on the FMA pipe by a polynomial: slower (bench/NOTES.md). */
+__device__ __forceinline__ float sa_h_exp2(float x)
 {
     if (SA_TEST_HOPPER_DIAG == 1)
         return x * 0.0625f;
-    return i < SA_HW_EXPPOLY ? sa_exp2_fma(x) : sa_exp2(x);
+    return sa_exp2(x);
 }
 
-/* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
- * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
- * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
-/* Row max of one row's 16 scores of a thread (hh: which of its two rows), and m0: a pairwise
- * tree (depth 4) with SA_HW_TREEMAX, else the running chain (depth 9). The tree leaves out an
- * m0 of -inf (the chain keeps it: its SASS stays the measured one). */
-#ifndef SA_HW_TREEMAX
-#define SA_HW_TREEMAX 0
-#endif
+/* Row max of one row's 16 scores of a thread (hh: which of its two rows), and m0. */
 __device__ __forceinline__ float sa_h_max16(const float (&t)[32], int hh, float m0)
 {
-#if !SA_HW_TREEMAX
     float m = m0;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
-        m = sa_h_rowmax(m, sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
+        m = fmaxf(m, fmaxf(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]));
     return m;
-#else
-    float v[8];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-        v[nt] = sa_h_rowmax(t[nt * 4 + 2 * hh], t[nt * 4 + 2 * hh + 1]);
-#pragma unroll
-    for (int w = 4; w >= 1; w /= 2)
-#pragma unroll
-        for (int i = 0; i < w; ++i)
-            v[i] = sa_h_rowmax(v[i], v[i + w]);
-    return m0 == -INFINITY ? v[0] : sa_h_rowmax(m0, v[0]);
-#endif
 }
 
 /* Nothing to run beside the exponentials (see sa_h_softmax's `beside`). */
@@ -229,6 +179,9 @@ struct sa_h_nothing {
     __device__ __forceinline__ void operator()() const {}
 };
 
+/* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
+ * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
+ * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
 template <bool ROW_SUM, typename Beside = sa_h_nothing>
 __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
@@ -284,11 +237,11 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
     for (int hh = 0; hh < 2; ++hh) {
         float m = r.mx[hh];
         if (SA_H_KGROUP) /* kg > 0 is common to the thread's keys: max of S, then scaled */
-            m = sa_h_rowmax(m, fmaf(sa_h_max16(t, hh, -INFINITY), kg, kbias));
+            m = fmaxf(m, fmaf(sa_h_max16(t, hh, -INFINITY), kg, kbias));
         else
             m = sa_h_max16(t, hh, m);
-        m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 1));
-        m = sa_h_rowmax(m, __shfl_xor_sync(0xffffffffu, m, 2));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m_use[hh] = m == -INFINITY ? 0.0f : m;
         alpha[hh] = r.mx[hh] == -INFINITY ? 0.0f : sa_exp2((r.mx[hh] - m_use[hh]) * r.qs[hh]);
         r.mx[hh] = m;
@@ -314,15 +267,15 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
             for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
                 for (int e = 0; e < 2; ++e)
-                    t[nt * 4 + 2 * hh + e] = sa_h_exp2(
-                        nt * 4 + 2 * hh + e, fmaf(t[nt * 4 + 2 * hh + e], kq[hh], off[hh]));
+                    t[nt * 4 + 2 * hh + e] =
+                        sa_h_exp2(fmaf(t[nt * 4 + 2 * hh + e], kq[hh], off[hh]));
     } else {
         beside();
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
             const int hh = (i >> 1) & 1;
             const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
-            t[i] = sa_h_exp2(i, fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
+            t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
         }
     }
     if (ROW_SUM) {
