@@ -36,18 +36,8 @@ out="$T/out"
 $SB all --arch sm_80 --yes --out "$out" --json > "$T/all.json" 2> "$T/all.err"
 rc=$?
 [ $rc = 0 ] || fail "all: exit $rc: $(cat "$T/all.json" "$T/all.err" | tail -n 80)"
-# stage E EXPR: a Python expression over all's JSON d, stage E's entry s in it, the stage's own
-# output o, its result r and r's payload p; a tuple prints as its items with spaces between.
-stage() {
-    python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-s=([x for x in d["stages"] if x["stage"]==sys.argv[2]] or [{}])[0]
-o=s.get("output") or {}
-r=o.get("result") or {}
-p=r.get("payload") or {}
-v=eval(sys.argv[3])
-print(" ".join(map(str, v)) if isinstance(v, tuple) else v)' "$T/all.json" "$1" "$2"
-}
+. "$(dirname "$0")/build/all_stage.sh"
+stage() { all_stage "$T/all.json" "$@"; } # over all's JSON of this test
 [ "$(stage - "d['status'], d['exit_code'], d['stopped_at']")" = "warn 0 None" ] ||
     fail "all's result: $(cat "$T/all.json")"
 [ "$(stage doctor "s['status'], r['command'], r['status']")" = "warn doctor error" ] ||

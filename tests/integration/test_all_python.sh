@@ -107,18 +107,8 @@ grep -q "fix: sagebuild fetch-cuda --python $py " "$T/e2.err" || fail "env's fix
 # release, and the build uses it.
 # The stages are this binary run again: the plain build, as test_all_flow.sh says.
 "$SAGEBUILD" all --arch sm_80 --yes --python "$py" --out "$T/out" --json > "$T/all.json" 2> "$T/all.err"
-# stage NAME EXPR: a Python expression over the stage's entry s, its output o, o's result r and
-# r's payload p; a tuple prints as its items with spaces between.
-stage() {
-    python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-s=([x for x in d["stages"] if x["stage"]==sys.argv[2]] or [{}])[0]
-o=s.get("output") or {}
-r=o.get("result") or {}
-p=r.get("payload") or {}
-v=eval(sys.argv[3])
-print(" ".join(map(str, v)) if isinstance(v, tuple) else v)' "$T/all.json" "$1" "$2"
-}
+. "$(dirname "$0")/build/all_stage.sh"
+stage() { all_stage "$T/all.json" "$@"; } # over all's JSON of this test
 stage doctor "[c['evidence'].get('cuda') for c in o['checks'] if c['id']=='torch.cuda'][0]" | grep -qx "$py_cuda" ||
     fail "all --python PY: the doctor read another torch: $(stage doctor 'o')"
 [ "$(stage doctor "s['status'], [f['id'] for f in p['findings'] if f['status']=='error'] == ['toolkit.version_match']")" = "warn True" ] ||
