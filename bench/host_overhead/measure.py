@@ -1,6 +1,7 @@
 """Host time per call of the drop-in `sageattention` package, measured on a machine without a
 GPU: CPU torch tensors, the package's real Python, ctypes and torch tensor ops, and a C
-stand-in for libsageattn that launches nothing (standin_sageattn.c, built here with cc).
+stand-in for libsageattn that launches nothing (standin_sageattn.c with the library's own
+kernels/src/mode_names.c, built here with cc).
 
     /tmp/torchvenv/bin/python bench/host_overhead/measure.py [--package share/python]
         [--calls 2000] [--repeats 25] [--profile] [--ops]
@@ -38,7 +39,8 @@ def build_standin(out_dir):
     os.makedirs(os.path.dirname(so))
     subprocess.check_call([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC",
                            "-I" + os.path.join(ROOT, "kernels", "include"),
-                           os.path.join(HERE, "standin_sageattn.c"), "-o", so])
+                           os.path.join(HERE, "standin_sageattn.c"),
+                           os.path.join(ROOT, "kernels", "src", "mode_names.c"), "-o", so])
     return so
 
 

@@ -2,7 +2,9 @@
  * sizes as the real library does first, answers a workspace size and returns. The drop-in
  * package's host time per call (Python, ctypes, torch tensor ops) is measured against it on a
  * machine without a GPU (bench/host_overhead/measure.py); the real library adds its own host
- * time (validation, device attributes, kernel launches: the "raw ABI" figure on the GPU). */
+ * time (validation, device attributes, kernel launches: the "raw ABI" figure on the GPU).
+ * sageattn_mode_name is the library's own (kernels/src/mode_names.c, linked in by measure.py),
+ * so the package discovers the same modes by name as it does from the real library. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,22 +74,6 @@ sageattn_status sageattn_resolve_mode(sageattn_mode requested, int device, sagea
 const char *sageattn_status_string(sageattn_status s)
 {
     return s == SAGEATTN_OK ? "ok" : "stand-in error";
-}
-
-const char *sageattn_mode_name(sageattn_mode m)
-{
-    switch (m) {
-    case SAGEATTN_MODE_AUTO:
-        return "auto";
-    case SAGEATTN_MODE_INT8_FP16:
-        return "int8-fp16";
-    case SAGEATTN_MODE_INT8_FP8:
-        return "int8-fp8";
-    case SAGEATTN_MODE_FP16:
-        return "fp16";
-    default:
-        return "unknown";
-    }
 }
 
 const char *sageattn_last_error(void)
