@@ -2,9 +2,10 @@
 # Builds one libsageattn.so per int8-fp8-wgmma variant (issue 13), for one GPU call to choose
 # among them (bench/device_hopper.sh):
 #   bash bench/build_hopper_variants.sh OUTROOT [NAME...]      e.g. .gpu/hopper2
-# Every library holds all modes for sm_90a; only attn_hopper.cu's compile flags differ. The
-# shared objects are built once (bench/build.sh OUTROOT/<first> sm_90a, the landed default kernel),
-# then attn_hopper.cu is recompiled per variant and linked with them. Writes OUTROOT/<name>/
+# Every library holds all modes for sm_90a; only attn_hopper.cu's compile flags differ (and
+# quant.cu's, for SA_H_KGROUP). The shared objects are built once (bench/build.sh
+# OUTROOT/<first> sm_90a, the landed default kernel), then attn_hopper.cu is recompiled per
+# variant (quant.cu too where the flags set SA_H_KGROUP) and linked with them. Writes OUTROOT/<name>/
 # {libsageattn.so,ptxas.txt}, OUTROOT/variants.txt (name, flags; the order the GPU script runs
 # them in) and stops with an error if any variant spills registers.
 set -euo pipefail
@@ -32,11 +33,11 @@ mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}
 bash "$root/bench/build.sh" "$shared" sm_90a
 : >"$out/variants.txt"
+# Per variant: the Hopper kernels always; the pre-pass (quant.cu) only where the flags set
+# SA_H_KGROUP (it changes what K's quantizer writes), else the shared build's pre-pass is linked.
 objs=()
-# Per variant: the Hopper kernels and the pre-pass (SA_H_KGROUP changes what K's quantizer writes).
-per_variant="attn_hopper quant"
 for o in "$shared"/obj/*.o; do
-    case " $per_variant " in *" $(basename "$o" .cu.o) "*) continue ;; esac
+    case "$(basename "$o" .cu.o)" in attn_hopper | quant) continue ;; esac
     objs+=("$o")
 done
 for v in "${all_variants[@]}"; do
@@ -47,6 +48,14 @@ for v in "${all_variants[@]}"; do
     [ -z "$flags" ] && continue # the shared build
     mkdir -p "$out/$name"
     : >"$out/$name/ptxas.txt"
+    per_variant=attn_hopper
+    quant_obj=$shared/obj/quant.cu.o
+    case "$flags" in
+    *SA_H_KGROUP*)
+        per_variant="attn_hopper quant"
+        quant_obj=$out/$name/quant.o
+        ;;
+    esac
     for src in $per_variant; do
         # shellcheck disable=SC2086
         nvcc -std=c++17 -O3 $flags -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror=all-warnings \
@@ -56,8 +65,8 @@ for v in "${all_variants[@]}"; do
             { cat "$out/$name/ptxas.txt"; exit 1; }
     done
     nvcc -shared -Xlinker --no-undefined -o "$out/$name/libsageattn.so" "${objs[@]}" \
-        "$out/$name/attn_hopper.o" "$out/$name/quant.o"
-    echo "built $out/$name/libsageattn.so ($flags)"
+        "$out/$name/attn_hopper.o" "$quant_obj"
+    echo "built $out/$name/libsageattn.so ($flags; compiled: $per_variant; pre-pass: $quant_obj)"
 done
 for f in "$out"/*/ptxas.txt; do
     spills=$(grep -A2 "sa_hopper" "$f" | grep -E "spill" | grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
