@@ -43,7 +43,7 @@
  * without LSE: the LSE's q·k̄ term comes from the pre-pass), and the pre-pass leaves Q out: one
  * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call).
  * Per head dim (the H200 round-3 call, bench/results/h200-2e09e54-hopper3-variants.md): on at
- * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLD2 the fastest there), off at D=64 (no gain at
+ * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLDN128=2 the fastest there), off at D=64 (no gain at
  * L=16K, 422.9 against 423.0; D=64 up to 4K keys runs the one-warpgroup kernel, which this does
  * not touch). SA_HW_QFUSE, when given, sets both (the variant builds). */
 #ifdef SA_HW_QFUSE
@@ -56,21 +56,32 @@
 #ifndef SA_HW_QFUSE64
 #define SA_HW_QFUSE64 0
 #endif
-/* 1: P·V of two consecutive tiles accumulate in the same fp32 tile accumulator before it is
- * folded into O: one fold (68 FFMA at D=128) per two tiles. The FP8 accumulator then holds 128
- * keys (four k32 steps) instead of 64, the interval DeepSeek-V3 promotes FP8 GEMM sums at on
- * Hopper. A row max that moves between the two tiles rescales the held tile first (rare after
- * the first tiles). Needs SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: on at D=128 (round 3:
- * +8 % at L=16K with the other two), off at D=64 (416.0 against 423.0 at L=16K). */
+/* P·V's fold interval: the tiles whose P·V accumulate in the same fp32 tile accumulator before it
+ * is folded into O (one fold, 68 FFMA at D=128, per SA_HW_FOLDN tiles). 2: the FP8 accumulator
+ * holds 128 keys (four k32 steps), the interval DeepSeek-V3 promotes FP8 GEMM sums at on Hopper;
+ * 0: never folded (the tile accumulator is O: Hopper's FP8 wgmma accumulates every key). A row
+ * max that moves between folds rescales the held tile first (rare after the first tiles). Needs
+ * SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: 2 at D=128 (round 3: +8 % at L=16K with the
+ * other two), 1 at D=64 (416.0 against 423.0 at L=16K). SA_HW_FOLD2=1/0 (older variant builds)
+ * means 2/1 at both. */
 #ifdef SA_HW_FOLD2
-#define SA_HW_FOLD2_128 SA_HW_FOLD2
-#define SA_HW_FOLD2_64 SA_HW_FOLD2
+#define SA_HW_FOLDN (SA_HW_FOLD2 ? 2 : 1)
 #endif
-#ifndef SA_HW_FOLD2_128
-#define SA_HW_FOLD2_128 1
+#ifdef SA_HW_FOLDN
+#define SA_HW_FOLDN128 SA_HW_FOLDN
+#define SA_HW_FOLDN64 SA_HW_FOLDN
 #endif
-#ifndef SA_HW_FOLD2_64
-#define SA_HW_FOLD2_64 0
+#ifndef SA_HW_FOLDN128
+#define SA_HW_FOLDN128 2
+#endif
+#ifndef SA_HW_FOLDN64
+#define SA_HW_FOLDN64 1
+#endif
+/* 1: Q·Kᵀ's int32 accumulators get their float bias (SA_INT_FLOAT_BIAS) by 8 broadcast 16-byte
+ * shared loads from a constant in the block's shared memory instead of 32 register moves per
+ * tile (the same values; 24 fewer issue slots per tile and thread). */
+#ifndef SA_HW_BIAS_LDS
+#define SA_HW_BIAS_LDS 0
 #endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
@@ -96,7 +107,7 @@
 /* Blocks per SM at D=128: 1 (two consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings; no ping-pong): the second form hides one
  * block's start and end behind the other block's work, which one block per SM cannot. 2 since
- * round 3 (with SA_HW_QFUSE128 and SA_HW_FOLD2_128). */
+ * round 3 (with SA_HW_QFUSE128 and SA_HW_FOLDN128=2). */
 #ifndef SA_HW_CTAS128
 #define SA_HW_CTAS128 2
 #endif
@@ -119,7 +130,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr int ROWS = 64 * NC;
     static constexpr bool PINGPONG = SA_HW_PINGPONG && NC >= 2;
     static constexpr bool QFUSE = D == 128 ? SA_HW_QFUSE128 : SA_HW_QFUSE64;
-    static constexpr bool FOLD2 = D == 128 ? SA_HW_FOLD2_128 : SA_HW_FOLD2_64;
+    static constexpr int FOLDN = D == 128 ? SA_HW_FOLDN128 : SA_HW_FOLDN64;
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     /* Registers: the entry count is 65536 / (THREADS * CTAS); the producer drops to 24 and the
      * consumers share the rest of the block's registers, in multiples of 8. */
@@ -134,12 +145,14 @@ template <int D> struct sa_hw_cfg {
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + sa_htile<D>::KS_SLOT;
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
-    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * STAGES + 2);
+    static constexpr int BIAS_OFF = (BAR_OFF + 8 * (2 * STAGES + 2) + 15) / 16 * 16;
+    static constexpr int SMEM_BYTES =
+        SA_HW_BIAS_LDS ? BIAS_OFF + 16 : BAR_OFF + 8 * (2 * STAGES + 2);
     static constexpr int OT = SA_HW_ROWSUM_MMA ? D / 2 + 4 : D / 2; /* P·V accumulator */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
-    static_assert(!FOLD2 || SA_HW_OVERLAP, "SA_HW_FOLD2 is a form of the overlapped loop");
+    static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
 };
 
@@ -156,7 +169,7 @@ __device__ __forceinline__ uint64_t sa_hw_desc(uint32_t lo, uint32_t sbo)
 }
 
 /* P·V of one tile into ot: fresh (the first k step does not accumulate) unless carry, onto a
- * tile held there (SA_HW_FOLD2; a compile-time constant at every call); v_lo: the low half of
+ * tile held there (SA_HW_FOLDN; a compile-time constant at every call); v_lo: the low half of
  * the Vᵀ tile's descriptor. */
 template <int D>
 __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
@@ -177,14 +190,31 @@ __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
     }
 }
 
-/* S = Q·Kᵀ for one 64-key tile, Q from shared memory (q_lo) or, with qa, from registers;
- * committed as one wgmma group. The int32 accumulators start at the float-bias bits. */
-template <int D>
-__device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo, uint32_t k_lo)
+/* The int32 accumulators' start: SA_INT_FLOAT_BIAS in every one, by register moves or
+ * (SA_HW_BIAS_LDS) by broadcast loads of the 16-byte constant at bias_addr. */
+__device__ __forceinline__ void sa_hw_bias_init(int32_t (&acc)[32], uint32_t bias_addr)
 {
+#if SA_HW_BIAS_LDS
+#pragma unroll
+    for (int i = 0; i < 32; i += 4)
+        asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(acc[i]), "=r"(acc[i + 1]), "=r"(acc[i + 2]), "=r"(acc[i + 3])
+                     : "r"(bias_addr));
+#else
+    (void)bias_addr;
 #pragma unroll
     for (int i = 0; i < 32; ++i)
         acc[i] = SA_INT_FLOAT_BIAS;
+#endif
+}
+
+/* S = Q·Kᵀ for one 64-key tile, Q from shared memory (q_lo) or, with qa, from registers;
+ * committed as one wgmma group. The int32 accumulators start at the float-bias bits. */
+template <int D>
+__device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo, uint32_t k_lo,
+                                               uint32_t bias_addr)
+{
+    sa_hw_bias_init(acc, bias_addr);
     sa_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; ++kk)
@@ -194,11 +224,10 @@ __device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo
 }
 template <int D>
 __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
-                                                  const uint32_t (&qa)[D / 32][4], uint32_t k_lo)
+                                                  const uint32_t (&qa)[D / 32][4], uint32_t k_lo,
+                                                  uint32_t bias_addr)
 {
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-        acc[i] = SA_INT_FLOAT_BIAS;
+    sa_hw_bias_init(acc, bias_addr);
     sa_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; ++kk)
@@ -319,6 +348,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         sa_mbar_init(qfull, 1);
         sa_mbar_init(qempty, 128 * NC);
         sa_mbar_init_fence();
+        if (SA_HW_BIAS_LDS)
+            *(uint4 *)(smem + C::BIAS_OFF) = make_uint4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS,
+                                                        SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
     }
     if constexpr (SA_HW_ROWSUM_MMA) {
         /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
@@ -354,8 +386,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 }
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-                constexpr int KEYS_PER_SCALE = SA_H_KGROUP ? SA_H_KGROUP_KEYS : 1;
-                const float *ksg = a.kscale + bhk * a.lk_pad / KEYS_PER_SCALE;
+                const float *ksg = a.kscale + sa_h_ks_index(bhk * a.lk_pad);
                 for (int j = 0; j < w.n_kt; ++j, ++it) {
                     if (it >= S)
                         sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
@@ -365,7 +396,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                     sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
                     sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
                     sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES,
-                                ksg + k0 / KEYS_PER_SCALE, C::KS_BYTES, bar);
+                                ksg + sa_h_ks_index(k0), C::KS_BYTES, bar);
                 }
             }
         }
@@ -476,11 +507,15 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                  : "memory");
             sa_mbar_arrive(qempty);
         }
-        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it)); };
+        auto issue_qk = [&](int32_t(&acc)[32], int it) {
+            sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it), sQ + C::BIAS_OFF);
+        };
 #else
         sa_mbar_wait(qfull, nt & 1);
         const uint32_t q_lo = sa_hw_desc_lo(sQ + c * 64 * D);
-        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk<D>(acc, q_lo, k_lo(it)); };
+        auto issue_qk = [&](int32_t(&acc)[32], int it) {
+            sa_hw_issue_qk<D>(acc, q_lo, k_lo(it), sQ + C::BIAS_OFF);
+        };
 #endif
 #if SA_HW_OVERLAP
         if (n_kt > 0) {
@@ -499,7 +534,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), kg0, 0, a, diag,
                                             need_mask(0), tq);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
-             * folded into O, or (HOLD, SA_HW_FOLD2) held in ot, brought to tile j's max, for
+             * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
              * holding and folding makes ptxas serialize every wgmma (C7513). */
             auto step = [&](int j, auto carry_c, auto hold_c) {
@@ -548,7 +583,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
                         for (int i = 0; i < C::OT; ++i)
                             sa_wg_touch(ot[i]);
-                        if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
+                        if (CARRY || alpha[0] != 1.0f || alpha[1] != 1.0f) {
 #pragma unroll
                             for (int i = 0; i < C::OT; ++i)
                                 ot[i] *= alpha[(i >> 1) & 1];
@@ -585,16 +620,37 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 fold(alpha_prev);
             };
             constexpr std::integral_constant<bool, false> no{};
-            if constexpr (C::FOLD2) {
+            if constexpr (C::FOLDN == 0) {
+                /* never folded: every P·V onto the held tile; O (zero) takes it at the end */
+                constexpr std::integral_constant<bool, true> yes{};
+                if (n_kt > 1) {
+                    step(1, no, yes);
+#pragma unroll 1
+                    for (int j = 2; j < n_kt; ++j)
+                        step(j, yes, yes);
+                    last(yes);
+                } else {
+                    last(no);
+                }
+            } else if constexpr (C::FOLDN >= 2) {
+                constexpr int F = C::FOLDN;
                 constexpr std::integral_constant<bool, true> yes{};
                 int j = 1;
 #pragma unroll 1
-                for (; j + 1 < n_kt; j += 2) {
-                    step(j, no, yes);     /* P·V(j-1) fresh, held */
-                    step(j + 1, yes, no); /* P·V(j) onto it, folded */
+                for (; j + F - 1 < n_kt; j += F) {
+                    step(j, no, yes); /* P·V(j-1) fresh, held */
+#pragma unroll
+                    for (int m = 1; m < F - 1; ++m)
+                        step(j + m, yes, yes); /* onto it, held */
+                    step(j + F - 1, yes, no);  /* onto it, folded */
                 }
                 if (j < n_kt) {
                     step(j, no, yes);
+                    if constexpr (F > 2) {
+#pragma unroll 1
+                        for (++j; j < n_kt; ++j)
+                            step(j, yes, yes);
+                    }
                     last(yes);
                 } else {
                     last(no);
