@@ -23,13 +23,17 @@ shift
 # round 6's (kg = SA_H_KGROUP=1): h200-1ae291d-hopper6-variants.md; round 7's (nokg, c1, nf2,
 # d64ws): h200-e92804e-hopper7-variants.md; round 8's (tree, fie, treefie; the tree row max and
 # round 5's polynomial exponentials are gone from the source since): h200-458e33a-hopper8-*.
-# Round 9's (bz, kb, bzkb, fall): bench/results/h200-*-hopper9-variants.md.
+# Round 9's (bz, kb, bzkb, fall, n3fall) and 9b's (fallfadd, n3fallfadd): h200-2cee33f-hopper9*;
+# round 10's (n3ff, n3sep*, d64*): h200-*-hopper10-variants.md.: bench/results/h200-*-hopper9-variants.md.
 all_variants=(
     "landed|"
-    "bz|-DSA_HW_BIAS_LDS=1"
-    "kb|-DSA_H_KBIAS=1"
-    "bzkb|-DSA_HW_BIAS_LDS=1 -DSA_H_KBIAS=1"
-    "fall|-DSA_HW_FOLDN128=0"
+    "n3ff|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_MMA=0"
+    "n3sep|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1"
+    "n3sepbz|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1 -DSA_HW_BIAS_LDS=1"
+    "n3sepkb|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1 -DSA_H_KBIAS=1"
+    "n3sepbzkb|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1 -DSA_HW_BIAS_LDS=1 -DSA_H_KBIAS=1"
+    "d64sep|-DSA_HW_FOLDN64=0 -DSA_HW_ROWSUM_SEP=1"
+    "d64n4sep|-DSA_HW_FOLDN64=0 -DSA_HW_ROWSUM_SEP=1 -DSA_HW_NC64=4"
 )
 want=" ${*:-} "
 mkdir -p "$out"

@@ -77,6 +77,15 @@
 #ifndef SA_HW_FOLDN64
 #define SA_HW_FOLDN64 1
 #endif
+/* 1 (where SA_HW_FOLDN is 0, with SA_HW_ROWSUM_MMA): P's row sums by their own n8 wgmma against
+ * the stage's ones into a fresh 4-register accumulator per tile, added to the fp32 sums after it,
+ * instead of ones columns carried in O's accumulator. Hopper's FP8 wgmma accumulator loses the
+ * small late terms of a long sum (round 9, bench/results/h200-2cee33f-hopper9-variants.md: the
+ * ones columns carried across 16K keys, rel-L1 0.32), while O's columns keep the accuracy of
+ * the per-tile fold (round 9b: the same rel-L1 with the row sums by FADD). */
+#ifndef SA_HW_ROWSUM_SEP
+#define SA_HW_ROWSUM_SEP 0
+#endif
 /* 1: Q·Kᵀ's int32 accumulators get their float bias (SA_INT_FLOAT_BIAS) by 8 broadcast 16-byte
  * shared loads from a constant in the block's shared memory instead of 32 register moves per
  * tile (the same values; 24 fewer issue slots per tile and thread). */
@@ -131,6 +140,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr bool PINGPONG = SA_HW_PINGPONG && NC >= 2;
     static constexpr bool QFUSE = D == 128 ? SA_HW_QFUSE128 : SA_HW_QFUSE64;
     static constexpr int FOLDN = D == 128 ? SA_HW_FOLDN128 : SA_HW_FOLDN64;
+    static constexpr bool ROWSUM_SEP = SA_HW_ROWSUM_SEP && SA_HW_ROWSUM_MMA && FOLDN == 0;
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     /* Registers: the entry count is 65536 / (THREADS * CTAS); the producer drops to 24 and the
      * consumers share the rest of the block's registers, in multiples of 8. */
@@ -148,7 +158,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr int BIAS_OFF = (BAR_OFF + 8 * (2 * STAGES + 2) + 15) / 16 * 16;
     static constexpr int SMEM_BYTES =
         SA_HW_BIAS_LDS ? BIAS_OFF + 16 : BAR_OFF + 8 * (2 * STAGES + 2);
-    static constexpr int OT = SA_HW_ROWSUM_MMA ? D / 2 + 4 : D / 2; /* P·V accumulator */
+    static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
@@ -172,14 +182,23 @@ __device__ __forceinline__ uint64_t sa_hw_desc(uint32_t lo, uint32_t sbo)
  * tile held there (SA_HW_FOLDN; a compile-time constant at every call); v_lo: the low half of
  * the Vᵀ tile's descriptor. */
 template <int D>
-__device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT],
+__device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT], float (&ls)[4],
                                                const uint32_t (&pa)[2][4], uint32_t v_lo, int carry)
 {
 #pragma unroll
     for (int kk = 0; kk < 2; ++kk) {
         const uint64_t vd = sa_hw_desc(v_lo + kk * (256 >> 4), sa_htile<D>::V_SBO);
         const int accumulate = kk ? 1 : carry;
-        if constexpr (D == 128 && SA_HW_ROWSUM_MMA)
+        if constexpr (sa_hw_cfg<D>::ROWSUM_SEP) { /* the ones: the n8 group after Vᵀ, fresh */
+            sa_wg_pv_e4m3_n8(ls, pa[kk],
+                             sa_hw_desc(v_lo + (sa_hw_cfg<D>::V_BYTES >> 4) + kk * (256 >> 4),
+                                        sa_htile<D>::V_SBO),
+                             kk);
+            if constexpr (D == 128)
+                sa_wg_pv_e4m3_n128(ot, pa[kk], vd, accumulate);
+            else
+                sa_wg_pv_e4m3_n64(ot, pa[kk], vd, accumulate);
+        } else if constexpr (D == 128 && SA_HW_ROWSUM_MMA)
             sa_wg_pv_e4m3_n136(ot, pa[kk], vd, accumulate);
         else if constexpr (D == 128)
             sa_wg_pv_e4m3_n128(ot, pa[kk], vd, accumulate);
@@ -464,6 +483,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
         for (int i = 0; i < C::OT; ++i)
             ot[i] = 0.0f;
+        float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* SA_HW_ROWSUM_SEP: a tile's row sums */
         auto need_mask = [&](int k0) {
             return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0c + diag);
         };
@@ -475,7 +495,13 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
             for (int i = 0; i < NO * 4; ++i)
                 o[i] = fmaf(o[i], al[(i >> 1) & 1], ot[i]);
-            if (SA_HW_ROWSUM_MMA) {
+            if constexpr (C::ROWSUM_SEP) { /* the sums are at the last tile's max already */
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    sa_wg_touch(ls[i]);
+                r.sum[0] += ls[0];
+                r.sum[1] += ls[2];
+            } else if (SA_HW_ROWSUM_MMA) {
                 r.sum[0] = fmaf(r.sum[0], al[0], ot[NO * 4]);
                 r.sum[1] = fmaf(r.sum[1], al[1], ot[NO * 4 + 2]);
             }
@@ -543,7 +569,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 turn_begin();
                 wait_full(it);
                 issue_qk(acc, it); /* fences, then commits group 1 */
-                sa_hw_issue_pv<D>(ot, pa, v_lo(it - 1), CARRY ? 1 : 0);
+                sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
                 const float kg = kg_of(it);
@@ -588,6 +614,13 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                             for (int i = 0; i < C::OT; ++i)
                                 ot[i] *= alpha[(i >> 1) & 1];
                         }
+                        if constexpr (C::ROWSUM_SEP) { /* P(j-1)'s sums, then to tile j's max */
+#pragma unroll
+                            for (int i = 0; i < 4; ++i)
+                                sa_wg_touch(ls[i]);
+                            r.sum[0] = (r.sum[0] + ls[0]) * alpha[0];
+                            r.sum[1] = (r.sum[1] + ls[2]) * alpha[1];
+                        }
                         alpha_prev[0] *= alpha[0]; /* O's factor to tile j's max */
                         alpha_prev[1] *= alpha[1];
                     } else {
@@ -607,7 +640,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 constexpr bool CARRY = decltype(carry_c)::value;
                 turn_begin();
                 sa_wg_fence();
-                sa_hw_issue_pv<D>(ot, pa, v_lo(it0 + n_kt - 1), CARRY ? 1 : 0);
+                sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it0 + n_kt - 1), CARRY ? 1 : 0);
                 sa_wg_commit();
                 turn_end();
                 sa_wg_wait<0>();
@@ -681,7 +714,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                             a, diag, need_mask(j * SA_CTA_K), tq);
             turn_begin();
             sa_wg_fence();
-            sa_hw_issue_pv<D>(ot, pa, v_lo(it), 0);
+            sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it), 0);
             sa_wg_commit();
             turn_end();
             sa_wg_wait<0>();

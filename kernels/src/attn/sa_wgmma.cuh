@@ -94,6 +94,16 @@ SA_WG_DEVICE void sa_wg_pv_e4m3_n64(float d[32], const uint32_t a[4], uint64_t b
                    "+f"(d[30]), "+f"(d[31])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
+/* D(64x8 fp32) = A(64x32 E4M3, registers) * B(32x8 E4M3, shared, K-major) (+ D when
+ * accumulate != 0): P against one n8 group of E4M3 ones, i.e. P's row sums. */
+SA_WG_DEVICE void sa_wg_pv_e4m3_n8(float d[4], const uint32_t a[4], uint64_t b_desc, int accumulate)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+}
 /* D(64x128 fp32) = A(64x32 E4M3, registers) * B(32x128 E4M3, shared, K-major) (+ D when
  * accumulate != 0). */
 SA_WG_DEVICE void sa_wg_pv_e4m3_n128(float d[64], const uint32_t a[4], uint64_t b_desc,
