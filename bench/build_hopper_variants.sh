@@ -24,16 +24,12 @@ shift
 # d64ws): h200-e92804e-hopper7-variants.md; round 8's (tree, fie, treefie; the tree row max and
 # round 5's polynomial exponentials are gone from the source since): h200-458e33a-hopper8-*.
 # Round 9's (bz, kb, bzkb, fall, n3fall) and 9b's (fallfadd, n3fallfadd): h200-2cee33f-hopper9*;
-# round 10's (n3ff, n3sep*, d64*): h200-*-hopper10-variants.md.: bench/results/h200-*-hopper9-variants.md.
+# round 10's (n3ff, n3sep*, d64*, n3sepnopp): h200-37933be-hopper10-variants.md; round 11's:
+# the new default (landed) against round 9's default (prev), D=64 with P·V in O (d64sep).: bench/results/h200-*-hopper9-variants.md.
 all_variants=(
     "landed|"
-    "n3ff|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_MMA=0"
-    "n3sep|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1"
-    "n3sepbz|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1 -DSA_HW_BIAS_LDS=1"
-    "n3sepkb|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1 -DSA_H_KBIAS=1"
-    "n3sepbzkb|-DSA_HW_CTAS128=1 -DSA_HW_NC128=3 -DSA_HW_FOLDN128=0 -DSA_HW_ROWSUM_SEP=1 -DSA_HW_BIAS_LDS=1 -DSA_H_KBIAS=1"
-    "d64sep|-DSA_HW_FOLDN64=0 -DSA_HW_ROWSUM_SEP=1"
-    "d64n4sep|-DSA_HW_FOLDN64=0 -DSA_HW_ROWSUM_SEP=1 -DSA_HW_NC64=4"
+    "prev|-DSA_HW_CTAS128=2 -DSA_HW_FOLDN128=2 -DSA_HW_ROWSUM_SEP=0 -DSA_HW_PINGPONG=1"
+    "d64sep|-DSA_HW_FOLDN64=0"
 )
 want=" ${*:-} "
 mkdir -p "$out"
@@ -81,9 +77,7 @@ for f in "$out"/*/ptxas.txt; do
     echo "$(dirname "$f"): $spills kernels spill: $(grep -o '[0-9]* bytes spill stores' "$f" | sort -u | tr '\n' ' ')"
     # The persistent grid's tile loop keeps a few per-tile values in local memory (loaded once
     # per tile, outside the key loop); everything else must not spill.
-    # bzkb: one value stored before the key loop and reloaded after it (4 bytes; nvdisasm of
-    # its sm_90a cubin: no LDL/STL inside the loop).
-    case "$f" in *p/ptxas.txt | *p_*/ptxas.txt | */bzkb/ptxas.txt) ;; *) exit 1 ;; esac
+    case "$f" in *p/ptxas.txt | *p_*/ptxas.txt) ;; *) exit 1 ;; esac
 done
 # (A diagnostic's wgmma may serialize where its stand-in arithmetic feeds one: it is timed at
 # the shapes it was built to explain, and its ptxas output says so.)

@@ -38,16 +38,6 @@
 #define SA_H_KGROUP 0
 #endif
 #define SA_H_KGROUP_KEYS 16
-/* int8-fp8-wgmma with per-token K scales (SA_H_KGROUP 0) and SA_H_KBIAS = 1: the pre-pass stores
- * each key's scale k with the product -1.5*2^23*k beside it ([b][hkv][lk_pad][2] floats), the
- * second operand of the FFMA that dequantizes a score from its float-biased int32 sum
- * (sa_biased_int_to_float): the attention kernel reads both instead of computing the product per
- * key and thread (16 FMUL per tile and thread). Same values (the same fp32 product). The
- * workspace of int8-fp8-wgmma has room for the pairs whatever the switch. */
-#ifndef SA_H_KBIAS
-#define SA_H_KBIAS 0
-#endif
-#define SA_H_KS_PAIRS (SA_H_KBIAS && !SA_H_KGROUP)
 #define SA_INT8_MAX 127.0f
 #define SA_LOG2E 1.4426950408889634f
 #define SA_LN2 0.6931471805599453f

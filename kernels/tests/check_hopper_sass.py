@@ -1,8 +1,8 @@
 """Checks the sm_90a kernels of int8-fp8-wgmma (attn_hopper.cu) in an nvdisasm listing (issue 13):
 each kernel's main loop (the backward branch whose body holds the most warpgroup MMAs) must run
 Q·Kᵀ as INT8 wgmma (IGMMA ... S8.S8, D/32 per 64-key tile) and P·V as E4M3 wgmma with an FP32
-accumulator (QGMMA ... F32.E4M3.E4M3, 2 per tile; a loop may hold two tiles), and touch no local
-memory; the
+accumulator (QGMMA ... F32.E4M3.E4M3, 2 per tile; a loop may hold two tiles; P's row sums may
+have their own QGMMA.64x8x32, 2 per tile, SA_HW_ROWSUM_SEP), and touch no local memory; the
 warp-specialized kernel must also set its register budgets (USETMAXREG).
 
 python3 kernels/tests/check_hopper_sass.py LISTING [LISTING...]   exit 0 when every check passes
@@ -72,8 +72,10 @@ def check(k):
         return ["no loop with both an INT8 and an FP8 warpgroup MMA"]
     ops = k["ops"][lp[0]:lp[1] + 1]
     qk = [o for o in ops if o.startswith("IGMMA.64x64x32.S8.S8")]
-    pv = [o for o in ops if o.startswith("QGMMA.") and o.endswith(".F32.E4M3.E4M3")]
-    other = [o for o in ops if "MMA" in o and o not in qk and o not in pv]
+    rowsum = [o for o in ops if o.startswith("QGMMA.64x8x32.") and o.endswith(".F32.E4M3.E4M3")]
+    pv = [o for o in ops if o.startswith("QGMMA.") and o.endswith(".F32.E4M3.E4M3")
+          and o not in rowsum]
+    other = [o for o in ops if "MMA" in o and o not in qk and o not in pv and o not in rowsum]
     # key tiles per loop iteration (SA_HW_FOLD2 unrolls the loop by two): D/32 + 2 wgmma each
     tiles = max(1, len(pv) // 2)
     if len(qk) != tiles * (k["d"] // 32):
@@ -81,6 +83,9 @@ def check(k):
             len(qk), tiles * (k["d"] // 32)))
     if len(pv) != 2 * tiles:
         why.append("P·V: %d QGMMA ...F32.E4M3.E4M3 in the loop, want %d" % (len(pv), 2 * tiles))
+    if rowsum and len(rowsum) != 2 * tiles:
+        why.append("row sums: %d QGMMA.64x8x32 in the loop, want 0 or %d" % (
+            len(rowsum), 2 * tiles))
     if other:
         why.append("other MMA in the loop: %s" % ", ".join(sorted(set(other))))
     local = [o for o in ops if o.startswith(("LDL", "STL"))]

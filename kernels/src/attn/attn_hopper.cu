@@ -33,21 +33,19 @@
 #define SA_H_SWAP_LBO_SBO 0
 #endif
 
-/* Index of key `keys`'s K scale in the workspace's kscale part: one float per key, two with
- * SA_H_KS_PAIRS, one per SA_H_KGROUP_KEYS keys with SA_H_KGROUP. */
+/* Index of key `keys`'s K scale in the workspace's kscale part: one float per key, one per
+ * SA_H_KGROUP_KEYS keys with SA_H_KGROUP. */
 __device__ __forceinline__ size_t sa_h_ks_index(size_t keys)
 {
-    return SA_H_KGROUP ? keys / SA_H_KGROUP_KEYS : keys * (SA_H_KS_PAIRS ? 2 : 1);
+    return SA_H_KGROUP ? keys / SA_H_KGROUP_KEYS : keys;
 }
 
 template <int D> struct sa_htile {
     static constexpr int Q_BYTES = SA_H_ROWS * D; /* int8 Q, core-matrix order */
     static constexpr int K_BYTES = SA_CTA_K * D;  /* int8 K tile */
     static constexpr int V_BYTES = D * SA_CTA_K;  /* E4M3 Vᵀ tile */
-    /* K scales of the tile: one per key (with SA_H_KS_PAIRS two floats per key), or
-     * (SA_H_KGROUP) one per lane quad in a 128-byte slot */
-    static constexpr int KS_BYTES =
-        SA_H_KGROUP ? 4 * (SA_CTA_K / SA_H_KGROUP_KEYS) : SA_CTA_K * 4 * (SA_H_KS_PAIRS ? 2 : 1);
+    /* K scales of the tile: one per key, or (SA_H_KGROUP) one per lane quad in a 128-byte slot */
+    static constexpr int KS_BYTES = SA_H_KGROUP ? 4 * (SA_CTA_K / SA_H_KGROUP_KEYS) : SA_CTA_K * 4;
     static constexpr int KS_SLOT = SA_H_KGROUP ? 128 : KS_BYTES;
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_SLOT;
     static constexpr int BAR_OFF = Q_BYTES + SA_H_STAGES * STAGE_BYTES;
@@ -214,19 +212,15 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
     float t[32];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-        /* this lane's two keys' scales k and (SA_H_KS_PAIRS) their -1.5*2^23*k */
-        float4 kv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (SA_H_KS_PAIRS) {
-            kv = *(const float4 *)(ks + 2 * (nt * 8 + 2 * tq));
-        } else if (!SA_H_KGROUP) {
-            const float2 k2 = *(const float2 *)(ks + nt * 8 + 2 * tq);
-            kv = make_float4(k2.x, -12582912.0f * k2.x, k2.y, -12582912.0f * k2.y);
-        }
+        float2 kv = make_float2(0.0f, 0.0f);
+        if (!SA_H_KGROUP)
+            kv = *(const float2 *)(ks + nt * 8 + 2 * tq);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const float k = (e & 1) ? kv.z : kv.x, kb = (e & 1) ? kv.w : kv.y;
-            t[nt * 4 + e] = SA_H_KGROUP ? __int_as_float(acc[nt * 4 + e])
-                                        : fmaf(__int_as_float(acc[nt * 4 + e]), k, kb);
+            const float k = (e & 1) ? kv.y : kv.x;
+            t[nt * 4 + e] = SA_H_KGROUP
+                                ? __int_as_float(acc[nt * 4 + e])
+                                : fmaf(__int_as_float(acc[nt * 4 + e]), k, -12582912.0f * k);
         }
     }
     if (need_mask) {

@@ -38,8 +38,7 @@ void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w)
     if (p->lse)
         SA_PART(qkm, bq * p->lq * sizeof(float));
     SA_PART(k8, bk * w->lk_pad * dp);
-    /* int8-fp8-wgmma: room for a pair per key (SA_H_KBIAS) */
-    SA_PART(kscale, bk * w->lk_pad * sizeof(float) * (sa_mode_wgmma_layout(p->mode) ? 2 : 1));
+    SA_PART(kscale, bk * w->lk_pad * sizeof(float));
     SA_PART(kpart, bk * w->nchunk * dp * sizeof(float));
     SA_PART(km, bk * dp * sizeof(float));
     if (sa_mode_pv_fp8(p->mode)) {

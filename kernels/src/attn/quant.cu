@@ -137,8 +137,7 @@ struct sa_rowquant_args {
     int group;             /* Q heads per kv head (for dot_mean) */
     float *dot_out;        /* [b][heads][rows]: dot_mul * q.k̄ */
     float dot_mul;
-    int core_order;  /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
-    int scale_pairs; /* SA_H_KS_PAIRS: each scale s stored as (s, -1.5*2^23*s) */
+    int core_order; /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
 };
 
 /* Rows each thread group of the row quantizer handles: their loads are issued together. */
@@ -208,11 +207,7 @@ __device__ __forceinline__ void sa_rowquant_block(const sa_rowquant_args &a, int
         *(uint2 *)(a.out + (a.core_order ? sa_core_offset<DP>(row, c0) : row * DP + c0)) =
             make_uint2(w[0], w[1]);
         if (threadIdx.x % TPR == 0) {
-            const float s = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
-            if (a.scale_pairs)
-                ((float2 *)a.scale)[row] = make_float2(s, __fmul_rn(-12582912.0f, s));
-            else
-                a.scale[row] = s;
+            a.scale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
             if (a.dot_out && r < a.rows)
                 a.dot_out[(size_t)bh * a.rows + r] = dot * a.dot_mul;
         }
@@ -418,7 +413,6 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.scale_mul = 1.0f;
     k.sub_mean = km;
     k.core_order = sa_mode_wgmma_layout(p->mode);
-    k.scale_pairs = SA_H_KS_PAIRS && k.core_order;
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */

@@ -9,13 +9,17 @@
  *    (setmaxnreg.inc), all reading the same K/V stages (one copy per 64·NC rows instead of 64).
  *
  * Per consumer and tile j (SA_HW_OVERLAP): issue Q·Kᵀ(j) and P·V(j−1) back to back, then wait
- * for Q·Kᵀ(j) only and run tile j's softmax while P·V(j−1) is on the tensor cores; fold P·V(j−1)
- * into O after. With SA_HW_PINGPONG the consumers take turns issuing (named barriers in a ring),
- * so one warpgroup's softmax runs while the next one's wgmma batch does.
+ * for Q·Kᵀ(j) only and run tile j's softmax while P·V(j−1) is on the tensor cores; then either
+ * fold P·V(j−1)'s fresh fp32 tile accumulator into O (two-level accumulation, SA_HW_FOLDN 1 or 2:
+ * D=64) or, where P·V accumulates in O itself (SA_HW_FOLDN 0: D=128, whose registers then fit
+ * three consumers), rescale O to tile j's max. With SA_HW_PINGPONG the consumers take turns
+ * issuing (named barriers in a ring), so one warpgroup's softmax runs while the next one's wgmma
+ * batch does.
  *
  * Row sums (SA_HW_ROWSUM_MMA): each stage carries, right after its Vᵀ tile, one n8 group of E4M3
  * ones; P·V runs as n = D + 8 and the extra columns are P's row sums, accumulated like O (one FFMA
- * per row per tile instead of one FADD per score), and consistent with the E4M3 P that O used. */
+ * per row per tile instead of one FADD per score), and consistent with the E4M3 P that O used;
+ * with SA_HW_ROWSUM_SEP (D=128) by their own n8 wgmma into a fresh accumulator per tile. */
 #ifndef SA_HOPPER_WS_CUH
 #define SA_HOPPER_WS_CUH
 
@@ -24,8 +28,11 @@
 #ifndef SA_HW_STAGES
 #define SA_HW_STAGES 8 /* a power of two: the slot is a mask, the parity a shift */
 #endif
+/* 1: consumers take turns issuing their wgmma batches. Measured no gain: round 2 (two consumers,
+ * 568.8 TOPS without against 566.5 with) and round 10 (three at D=128: 708.9 without against
+ * 699.2 with, bench/results/h200-37933be-hopper10-variants.md), so off. */
 #ifndef SA_HW_PINGPONG
-#define SA_HW_PINGPONG 1
+#define SA_HW_PINGPONG 0
 #endif
 #ifndef SA_HW_OVERLAP
 #define SA_HW_OVERLAP 1
@@ -60,10 +67,14 @@
  * is folded into O (one fold, 68 FFMA at D=128, per SA_HW_FOLDN tiles). 2: the FP8 accumulator
  * holds 128 keys (four k32 steps), the interval DeepSeek-V3 promotes FP8 GEMM sums at on Hopper;
  * 0: never folded (the tile accumulator is O: Hopper's FP8 wgmma accumulates every key). A row
- * max that moves between folds rescales the held tile first (rare after the first tiles). Needs
- * SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: 2 at D=128 (round 3: +8 % at L=16K with the
- * other two), 1 at D=64 (416.0 against 423.0 at L=16K). SA_HW_FOLD2=1/0 (older variant builds)
- * means 2/1 at both. */
+ * max that moves between folds rescales the held tile first: only then after a fresh tile
+ * (ptxas serializes every wgmma when a conditional write of a carried accumulator sits between
+ * two accumulating ones, C7513), every step where the tile accumulator carries (0, and > 2).
+ * Needs SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: 0 at D=128, where O's registers freed make
+ * room for a third consumer (SA_HW_NC128; round 10: 708.9 TOPS at L=16K against 628.4 for 2 with
+ * two consumers, same accuracy), 1 at D=64 (round 3: 2 gave 416.0 against 423.0 at L=16K). 0
+ * needs SA_HW_ROWSUM_SEP or the row sums by FADD (see there). SA_HW_FOLD2=1/0 (older variant
+ * builds) means 2/1 at both. */
 #ifdef SA_HW_FOLD2
 #define SA_HW_FOLDN (SA_HW_FOLD2 ? 2 : 1)
 #endif
@@ -72,7 +83,7 @@
 #define SA_HW_FOLDN64 SA_HW_FOLDN
 #endif
 #ifndef SA_HW_FOLDN128
-#define SA_HW_FOLDN128 2
+#define SA_HW_FOLDN128 0
 #endif
 #ifndef SA_HW_FOLDN64
 #define SA_HW_FOLDN64 1
@@ -84,13 +95,7 @@
  * ones columns carried across 16K keys, rel-L1 0.32), while O's columns keep the accuracy of
  * the per-tile fold (round 9b: the same rel-L1 with the row sums by FADD). */
 #ifndef SA_HW_ROWSUM_SEP
-#define SA_HW_ROWSUM_SEP 0
-#endif
-/* 1: Q·Kᵀ's int32 accumulators get their float bias (SA_INT_FLOAT_BIAS) by 8 broadcast 16-byte
- * shared loads from a constant in the block's shared memory instead of 32 register moves per
- * tile (the same values; 24 fewer issue slots per tile and thread). */
-#ifndef SA_HW_BIAS_LDS
-#define SA_HW_BIAS_LDS 0
+#define SA_HW_ROWSUM_SEP 1
 #endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
@@ -113,20 +118,22 @@
 #ifndef SA_HW_PERSIST
 #define SA_HW_PERSIST 0
 #endif
-/* Blocks per SM at D=128: 1 (two consumers share one K/V ring) or 2 (one consumer each, 232
- * registers, at most 4 stages each to fit two rings; no ping-pong): the second form hides one
- * block's start and end behind the other block's work, which one block per SM cannot. 2 since
- * round 3 (with SA_HW_QFUSE128 and SA_HW_FOLDN128=2). */
+/* Blocks per SM at D=128: 1 (the consumers share one K/V ring) or 2 (one consumer each, 232
+ * registers, at most 4 stages each to fit two rings): the second form hides one block's start
+ * and end behind the other block's work, which one block per SM cannot; it was the default from
+ * round 3 (with the two-level fold, SA_HW_FOLDN128=2) to round 10, where P·V accumulating in O
+ * (SA_HW_FOLDN128=0) fits three consumers of 160 registers in one block: 12 consumer warps per
+ * SM instead of 8, issue slots 59 % busy instead of 48 % (ncu). */
 #ifndef SA_HW_CTAS128
-#define SA_HW_CTAS128 2
+#define SA_HW_CTAS128 1
 #endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
 #endif
-/* Consumer warpgroups per block, per head dim (two per SM at D=128, three at D=64). */
+/* Consumer warpgroups per block, per head dim (three per SM at D=128 and at D=64). */
 #ifndef SA_HW_NC128
-#define SA_HW_NC128 (2 / SA_HW_CTAS128)
+#define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : 3)
 #endif
 #ifndef SA_HW_NC64
 #define SA_HW_NC64 3
@@ -155,14 +162,15 @@ template <int D> struct sa_hw_cfg {
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + sa_htile<D>::KS_SLOT;
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
-    static constexpr int BIAS_OFF = (BAR_OFF + 8 * (2 * STAGES + 2) + 15) / 16 * 16;
-    static constexpr int SMEM_BYTES =
-        SA_HW_BIAS_LDS ? BIAS_OFF + 16 : BAR_OFF + 8 * (2 * STAGES + 2);
+    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * STAGES + 2);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
+    /* round 9: ones columns carried in O's FP8 accumulator across 16K keys, rel-L1 0.32 */
+    static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
+                  "SA_HW_FOLDN 0 needs SA_HW_ROWSUM_SEP (or SA_HW_ROWSUM_MMA 0)");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
 };
 
@@ -209,31 +217,14 @@ __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT], fl
     }
 }
 
-/* The int32 accumulators' start: SA_INT_FLOAT_BIAS in every one, by register moves or
- * (SA_HW_BIAS_LDS) by broadcast loads of the 16-byte constant at bias_addr. */
-__device__ __forceinline__ void sa_hw_bias_init(int32_t (&acc)[32], uint32_t bias_addr)
-{
-#if SA_HW_BIAS_LDS
-#pragma unroll
-    for (int i = 0; i < 32; i += 4)
-        asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(acc[i]), "=r"(acc[i + 1]), "=r"(acc[i + 2]), "=r"(acc[i + 3])
-                     : "r"(bias_addr));
-#else
-    (void)bias_addr;
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-        acc[i] = SA_INT_FLOAT_BIAS;
-#endif
-}
-
 /* S = Q·Kᵀ for one 64-key tile, Q from shared memory (q_lo) or, with qa, from registers;
  * committed as one wgmma group. The int32 accumulators start at the float-bias bits. */
 template <int D>
-__device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo, uint32_t k_lo,
-                                               uint32_t bias_addr)
+__device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo, uint32_t k_lo)
 {
-    sa_hw_bias_init(acc, bias_addr);
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        acc[i] = SA_INT_FLOAT_BIAS;
     sa_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; ++kk)
@@ -243,10 +234,11 @@ __device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo
 }
 template <int D>
 __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
-                                                  const uint32_t (&qa)[D / 32][4], uint32_t k_lo,
-                                                  uint32_t bias_addr)
+                                                  const uint32_t (&qa)[D / 32][4], uint32_t k_lo)
 {
-    sa_hw_bias_init(acc, bias_addr);
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        acc[i] = SA_INT_FLOAT_BIAS;
     sa_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; ++kk)
@@ -367,9 +359,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         sa_mbar_init(qfull, 1);
         sa_mbar_init(qempty, 128 * NC);
         sa_mbar_init_fence();
-        if (SA_HW_BIAS_LDS)
-            *(uint4 *)(smem + C::BIAS_OFF) = make_uint4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS,
-                                                        SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
     }
     if constexpr (SA_HW_ROWSUM_MMA) {
         /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
@@ -533,15 +522,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                  : "memory");
             sa_mbar_arrive(qempty);
         }
-        auto issue_qk = [&](int32_t(&acc)[32], int it) {
-            sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it), sQ + C::BIAS_OFF);
-        };
+        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it)); };
 #else
         sa_mbar_wait(qfull, nt & 1);
         const uint32_t q_lo = sa_hw_desc_lo(sQ + c * 64 * D);
-        auto issue_qk = [&](int32_t(&acc)[32], int it) {
-            sa_hw_issue_qk<D>(acc, q_lo, k_lo(it), sQ + C::BIAS_OFF);
-        };
+        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk<D>(acc, q_lo, k_lo(it)); };
 #endif
 #if SA_HW_OVERLAP
         if (n_kt > 0) {
