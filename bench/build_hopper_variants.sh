@@ -23,8 +23,8 @@ shift
 # round 6's (kg = SA_H_KGROUP=1): h200-1ae291d-hopper6-variants.md; round 7's (nokg, c1, nf2,
 # d64ws): h200-e92804e-hopper7-variants.md; round 8's (tree, fie, treefie; the tree row max and
 # round 5's polynomial exponentials are gone from the source since): h200-458e33a-hopper8-*.
-# Round 9's (bz, kb, bzkb, fall, n3fall) and 9b's (fallfadd, n3fallfadd): h200-2cee33f-hopper9*;
-# round 10's (n3ff, n3sep*, d64*, n3sepnopp): h200-37933be-hopper10-variants.md; round 11's:
+# Round 9's (bz, kb, bzkb, fall, n3fall) and 9b's (fallfadd, n3fallfadd): h200-3052730-hopper9*;
+# round 10's (n3ff, n3sep*, d64*, n3sepnopp): h200-6b81a5d-hopper10-variants.md; round 11's:
 # the new default (landed) against round 9's default (prev), D=64 with P·V in O (d64sep).: bench/results/h200-*-hopper9-variants.md.
 all_variants=(
     "landed|"

@@ -30,7 +30,7 @@
 #endif
 /* 1: consumers take turns issuing their wgmma batches. Measured no gain: round 2 (two consumers,
  * 568.8 TOPS without against 566.5 with) and round 10 (three at D=128: 708.9 without against
- * 699.2 with, bench/results/h200-37933be-hopper10-variants.md), so off. */
+ * 699.2 with, bench/results/h200-6b81a5d-hopper10-variants.md), so off. */
 #ifndef SA_HW_PINGPONG
 #define SA_HW_PINGPONG 0
 #endif
@@ -91,7 +91,7 @@
 /* 1 (where SA_HW_FOLDN is 0, with SA_HW_ROWSUM_MMA): P's row sums by their own n8 wgmma against
  * the stage's ones into a fresh 4-register accumulator per tile, added to the fp32 sums after it,
  * instead of ones columns carried in O's accumulator. Hopper's FP8 wgmma accumulator loses the
- * small late terms of a long sum (round 9, bench/results/h200-2cee33f-hopper9-variants.md: the
+ * small late terms of a long sum (round 9, bench/results/h200-3052730-hopper9-variants.md: the
  * ones columns carried across 16K keys, rel-L1 0.32), while O's columns keep the accuracy of
  * the per-tile fold (round 9b: the same rel-L1 with the row sums by FADD). */
 #ifndef SA_HW_ROWSUM_SEP
