@@ -66,15 +66,17 @@
 /* P·V's fold interval: the tiles whose P·V accumulate in the same fp32 tile accumulator before it
  * is folded into O (one fold, 68 FFMA at D=128, per SA_HW_FOLDN tiles). 2: the FP8 accumulator
  * holds 128 keys (four k32 steps), the interval DeepSeek-V3 promotes FP8 GEMM sums at on Hopper;
- * 0: never folded (the tile accumulator is O: Hopper's FP8 wgmma accumulates every key). A row
- * max that moves between folds rescales the held tile first: only then after a fresh tile
- * (ptxas serializes every wgmma when a conditional write of a carried accumulator sits between
- * two accumulating ones, C7513), every step where the tile accumulator carries (0, and > 2).
- * Needs SA_HW_OVERLAP. Per head dim, as SA_HW_QFUSE: 0 at D=128, where O's registers freed make
- * room for a third consumer (SA_HW_NC128; round 10: 708.9 TOPS at L=16K against 628.4 for 2 with
- * two consumers, same accuracy), 1 at D=64 (round 3: 2 gave 416.0 against 423.0 at L=16K). 0
- * needs SA_HW_ROWSUM_SEP or the row sums by FADD (see there). SA_HW_FOLD2=1/0 (older variant
- * builds) means 2/1 at both. */
+ * 0: never folded (the tile accumulator is O itself; O's columns stay as accurate as with the
+ * fold, round 9b). A row max that moves between folds rescales the held tile first: by a
+ * conditional multiply after a fresh tile, by an unconditional one where the tile accumulator
+ * carries (0, and > 2): ptxas serializes every wgmma when a conditional write of an accumulator
+ * sits between two accumulating ones (C7513). Needs SA_HW_OVERLAP. Per head dim, as
+ * SA_HW_QFUSE: 0 at D=128, where the freed registers make room for a third consumer
+ * (SA_HW_NC128; round 10, bench/results/h200-6b81a5d-hopper10-variants.md: 708.9 TOPS at L=16K
+ * against 628.4 with 2 and two blocks of one consumer, same accuracy), 1 at D=64 (round 3: 2
+ * gave 416.0 against 423.0 at L=16K; round 11: 0 gave 425.0 against 428.3). 0 needs
+ * SA_HW_ROWSUM_SEP or the row sums by FADD (see there). SA_HW_FOLD2=1/0 (older variant builds)
+ * means 2/1 at both. */
 #ifdef SA_HW_FOLD2
 #define SA_HW_FOLDN (SA_HW_FOLD2 ? 2 : 1)
 #endif
