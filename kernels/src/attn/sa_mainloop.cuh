@@ -210,13 +210,7 @@ __global__ void __launch_bounds__(SA_THREADS,
                 sa_pv_f16_f16acc<D, 8>(o, t, sV, lane);
             else
                 sa_pv_f16<D, BF16, 8>(o, t, sV, lane, test_sink);
-            if (V1) {
-                __syncthreads(); /* every warp is done with the V buffer */
-                if (j + 1 < n_kt)
-                    load_v(j + 1);
-                else
-                    sa_cp_async_commit();
-            }
+            sa_v1_load_next<V1>(j, n_kt, load_v);
         }
     sa_cp_async_wait<0>();
     if ((SA_TEST_EXTRA_ALU > 0 || SA_TEST_EXTRA_ALU_PV > 0) &&

@@ -189,13 +189,7 @@ sa_pipe_mainloop(const sa_attn_args &a, int n_kt, int q0, int row0, int lane, ui
                 sa_qk_int8_step<MODE, D, 8, SA_PIPE_QK, 4>(acc, sQw, sKn, a_off, b_off, ks);
             sa_qk_int8_dequant<8>(t, acc, sQ + T::ks_off((j + 1) & 1), lane);
         }
-        if (V1) {
-            __syncthreads(); /* every warp is done with the V buffer */
-            if (j + 1 < n_kt)
-                load_v(j + 1);
-            else
-                sa_cp_async_commit();
-        }
+        sa_v1_load_next<V1>(j, n_kt, load_v);
     }
 }
 

@@ -84,4 +84,20 @@ __device__ __forceinline__ void sa_copy_tile(uint32_t smem, const char *g, int64
     }
 }
 
+/* The end of key tile j with one V buffer (V1): once every warp is done with P·V(j), V[j+1]'s
+ * copy goes into that buffer (past the last tile an empty group, so that the main loops' group
+ * counts stay the same). Two V buffers: nothing (V[j+1] was issued at the start of the tile).
+ * load_v by reference: a copy of the lambda changed sm_90's fp16 D=128 one-V-buffer SASS. */
+template <bool V1, class LoadV>
+__device__ __forceinline__ void sa_v1_load_next(int j, int n_kt, LoadV &load_v)
+{
+    if (V1) {
+        __syncthreads(); /* every warp is done with the V buffer */
+        if (j + 1 < n_kt)
+            load_v(j + 1);
+        else
+            sa_cp_async_commit();
+    }
+}
+
 #endif
