@@ -25,11 +25,13 @@ shift
 # round 5's polynomial exponentials are gone from the source since): h200-458e33a-hopper8-*.
 # Round 9's (bz, kb, bzkb, fall, n3fall) and 9b's (fallfadd, n3fallfadd): h200-3052730-hopper9*;
 # round 10's (n3ff, n3sep*, d64*, n3sepnopp): h200-6b81a5d-hopper10-variants.md; round 11's:
-# the new default (landed) against round 9's default (prev), D=64 with P·V in O (d64sep).: bench/results/h200-*-hopper9-variants.md.
+# the new default (landed) against round 9's default (prev), D=64 with P·V in O (d64sep):
+# h200-f58fa81-hopper11-variants.md; round 12's: O's rescale only when a row of the warp moved
+# (lazy; d64lazy: also D=64 with P·V in O).: bench/results/h200-*-hopper9-variants.md.
 all_variants=(
     "landed|"
-    "prev|-DSA_HW_CTAS128=2 -DSA_HW_FOLDN128=2 -DSA_HW_ROWSUM_SEP=0 -DSA_HW_PINGPONG=1"
-    "d64sep|-DSA_HW_FOLDN64=0"
+    "lazy|-DSA_HW_LAZY_RESCALE=1"
+    "d64lazy|-DSA_HW_LAZY_RESCALE=1 -DSA_HW_FOLDN64=0"
 )
 want=" ${*:-} "
 mkdir -p "$out"

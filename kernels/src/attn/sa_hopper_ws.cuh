@@ -99,6 +99,12 @@
 #ifndef SA_HW_ROWSUM_SEP
 #define SA_HW_ROWSUM_SEP 1
 #endif
+/* 1: where the tile accumulator carries (SA_HW_FOLDN 0), O is brought to tile j's max only when
+ * some row of the warp moved (a warp-uniform branch around in-place multiplies, sa_wg_scale),
+ * instead of by 64 multiplies every tile; rare after the first tiles. */
+#ifndef SA_HW_LAZY_RESCALE
+#define SA_HW_LAZY_RESCALE 0
+#endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
  * (round 8, bench/results/h200-458e33a-hopper8-variants.md, with SA_H_KGROUP=1): +2.9 % at
@@ -596,7 +602,13 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
                         for (int i = 0; i < C::OT; ++i)
                             sa_wg_touch(ot[i]);
-                        if (CARRY || alpha[0] != 1.0f || alpha[1] != 1.0f) {
+                        if constexpr (CARRY && SA_HW_LAZY_RESCALE) {
+                            if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+                                for (int i = 0; i < C::OT; ++i)
+                                    sa_wg_scale(ot[i], alpha[(i >> 1) & 1]);
+                            }
+                        } else if (CARRY || alpha[0] != 1.0f || alpha[1] != 1.0f) {
 #pragma unroll
                             for (int i = 0; i < C::OT; ++i)
                                 ot[i] *= alpha[(i >> 1) & 1];

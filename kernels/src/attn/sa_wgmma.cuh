@@ -40,6 +40,14 @@ SA_WG_DEVICE void sa_wg_touch(float &r)
 {
     asm volatile("" : "+f"(r)::"memory");
 }
+/* r *= a in place (the same register in and out). A multiply of a carried wgmma accumulator that
+ * only some paths execute, written in C, makes ptxas serialize every wgmma of the kernel (C7513:
+ * the compiler's select leaves non-wgmma definitions of the accumulator on the merge path); tied
+ * in place it does not. Only after the wgmma that accumulate into r have been waited for. */
+SA_WG_DEVICE void sa_wg_scale(float &r, float a)
+{
+    asm volatile("mul.f32 %0, %0, %1;\n" : "+f"(r) : "f"(a));
+}
 /* Keeps a register that an in-flight wgmma reads as its A operand alive (unchanged) up to this
  * point, so that nothing else is allocated to it before the wgmma.wait_group that precedes. */
 SA_WG_DEVICE void sa_wg_keep(uint32_t r)
