@@ -101,9 +101,13 @@
 #endif
 /* 1: where the tile accumulator carries (SA_HW_FOLDN 0), O is brought to tile j's max only when
  * some row of the warp moved (a warp-uniform branch around in-place multiplies, sa_wg_scale),
- * instead of by 64 multiplies every tile; rare after the first tiles. */
+ * instead of by 64 multiplies every tile; rare after the first tiles, and the same values (the
+ * rows that did not move have α = 1 exactly). Round 12
+ * (bench/results/h200-c651a20-hopper12-variants.md): 741.0 against 706.3 TOPS at D=128 L=16K, 640.1
+ * against 618.2 causal, bench.py's accuracy metrics identical in all 15 cases; at D=64 with P·V in
+ * O (SA_HW_FOLDN64=0) 416.1 against 426.8 for the per-tile fold, so D=64 keeps it. */
 #ifndef SA_HW_LAZY_RESCALE
-#define SA_HW_LAZY_RESCALE 0
+#define SA_HW_LAZY_RESCALE 1
 #endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
