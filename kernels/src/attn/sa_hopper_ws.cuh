@@ -161,10 +161,14 @@ template <int D> struct sa_hw_cfg {
     static constexpr int FOLDN = D == 128 ? SA_HW_FOLDN128 : SA_HW_FOLDN64;
     static constexpr bool ROWSUM_SEP = SA_HW_ROWSUM_SEP && SA_HW_ROWSUM_MMA && FOLDN == 0;
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
-    /* Registers: the entry count is 65536 / (THREADS * CTAS); the producer drops to 24 and the
-     * consumers share the rest of the block's registers, in multiples of 8. */
+    /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
+     * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
+     * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
+     * owns makes setmaxnreg.inc wait for ever: four D=64 consumers (entry 96, not 102) hung so in
+     * round 10. */
     static constexpr int PRODUCER_REGS = 24;
-    static constexpr int SHARE = ((65536 / CTAS / 128 - PRODUCER_REGS) / NC) / 8 * 8;
+    static constexpr int ENTRY_REGS = 65536 / CTAS / THREADS / 8 * 8;
+    static constexpr int SHARE = ((ENTRY_REGS * (NC + 1) - PRODUCER_REGS) / NC) / 8 * 8;
     static constexpr int CONSUMER_REGS = SHARE > 240 ? 240 : SHARE;
     static constexpr int Q_BYTES = ROWS * D;
     static constexpr int K_BYTES = SA_CTA_K * D;
