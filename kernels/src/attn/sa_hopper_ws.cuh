@@ -188,6 +188,8 @@ template <int D> struct sa_hw_cfg {
     static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
                   "SA_HW_FOLDN 0 needs SA_HW_ROWSUM_SEP (or SA_HW_ROWSUM_MMA 0)");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
+    static_assert(PRODUCER_REGS + NC * CONSUMER_REGS <= (NC + 1) * ENTRY_REGS,
+                  "setmaxnreg asks for no more registers than the block owns (else it hangs)");
 };
 
 /* Descriptors by their two 32-bit halves: the low half (start address >> 4, LBO) is the only
