@@ -40,26 +40,11 @@ MIRROR_DIR=$T/mirror
 server_start
 export SAGEBUILD_MIRRORS="$M/ok/"
 
-# torch/version.py is read, never imported: a version.py is all a torch needs here.
-mk_torch() { # mk_torch SITE CUDA
-    mkdir -p "$1/torch"
-    : > "$1/torch/__init__.py"
-    printf "__version__ = '2.8.0+cu%s'\ncuda = '%s'\n" "$(echo "$2" | tr -d .)" "$2" > "$1/torch/version.py"
-}
-system_python=$(command -v python3)
+# python3 (the system python, its torch for $sys_cuda) and PY (a venv without pip, so that
+# `all` installs nothing anywhere: its install stage stops at "no pip"; the stages before it are
+# what this test is about; its torch for $py_cuda).
 bin=$T/bin
-mkdir -p "$bin"
-mk_torch "$T/site-sys" "$sys_cuda"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$T/site-sys" "$system_python" > "$bin/python3"
-chmod +x "$bin/python3"
-# PY: a venv without pip, so that `all` installs nothing anywhere (its install stage stops at
-# "no pip"; the stages before it are what this test is about).
-if ! "$system_python" -m venv --without-pip "$T/venv" > "$T/o" 2>&1; then
-    echo "skipped: python3 -m venv does not work here: $(tail -n 1 "$T/o")"
-    exit 77
-fi
-py=$T/venv/bin/python
-mk_torch "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" "$py_cuda"
+two_pythons "$bin" "$sys_cuda" "$py_cuda"
 mk_cmake "$bin"
 # The nvcc torch's rules find is the installed toolkit's (CUDA_HOME is unset by sandbox_env).
 export PATH="$bin:$root/bin:$PATH"

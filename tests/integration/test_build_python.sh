@@ -16,26 +16,10 @@ real=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/
 sys_cuda=${real:-13.0}
 [ "$sys_cuda" != 12.6 ] || { echo "skipped: the nvcc on PATH is 12.6, the release PY's torch needs"; exit 77; }
 
-# torch/version.py is read, never imported: a version.py is all a torch needs here.
-mk_torch() { # mk_torch SITE CUDA
-    mkdir -p "$1/torch"
-    : > "$1/torch/__init__.py"
-    printf "__version__ = '2.8.0+cu%s'\ncuda = '%s'\n" "$(echo "$2" | tr -d .)" "$2" > "$1/torch/version.py"
-}
+# python3 (the system python, its torch for $sys_cuda) and PY (a venv without pip, so `all`
+# cannot install anything: only its build stage matters here; its torch for 12.6).
 bin=$tmp/bin
-mkdir -p "$bin"
-system_python=$(command -v python3) || { echo "skipped: no python3"; exit 77; }
-mk_torch "$tmp/site-sys" "$sys_cuda"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$tmp/site-sys" "$system_python" > "$bin/python3"
-chmod +x "$bin/python3"
-# PY: a venv without pip (so `all` cannot install anything: only its build stage matters here)
-if ! "$system_python" -m venv --without-pip "$tmp/venv" > "$tmp/o" 2>&1; then
-    echo "skipped: python3 -m venv does not work here: $(tail -n 1 "$tmp/o")"
-    exit 77
-fi
-py=$tmp/venv/bin/python
-py_site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-mk_torch "$py_site" 12.6
+two_pythons "$bin" "$sys_cuda" 12.6
 
 mk_cmake "$bin"
 mk_compiler "$bin" g++ 11.4.0
@@ -75,7 +59,7 @@ if [ -z "$real" ]; then
     exit 0
 fi
 mk_torch "$py_site" "$sys_cuda"
-mk_torch "$tmp/site-sys" 12.6
+mk_torch "$sys_site" 12.6
 SB=$SAGEBUILD # stages are this binary run again (see test_all_flow.sh)
 SAGEBUILD_FAKE_GPUS=none FAKE_SELFTEST=skip $SB all --arch sm_90 --python "$py" --out "$tmp/o5" --json > "$tmp/j" 2>&1
 [ "$(json_get "$tmp/j" "d['stages'][2]['status'], d['stages'][3]['stage'], d['stages'][3]['status']")" = "skipped build ok" ] ||

@@ -50,6 +50,34 @@ mk_compiler() {
     chmod +x "$1/$2"
 }
 
+# mk_torch SITE CUDA: a torch for CUDA in SITE. torch/version.py is read, never imported: a
+# version.py is all a torch needs here.
+mk_torch() {
+    mkdir -p "$1/torch"
+    : > "$1/torch/__init__.py"
+    printf "__version__ = '2.8.0+cu%s'\ncuda = '%s'\n" "$(echo "$2" | tr -d .)" "$2" > "$1/torch/version.py"
+}
+
+# two_pythons BINDIR SYS_CUDA PY_CUDA: BINDIR/python3, the system python with a torch for
+# SYS_CUDA in $sys_site on its path, and $py, a venv without pip (so that `all` installs nothing
+# anywhere: its install stage stops at "no pip") whose torch, in $py_site, is for PY_CUDA.
+# Exits 77 where there is no python3 or its venv does not work.
+two_pythons() {
+    system_python=$(command -v python3) || { echo "skipped: no python3"; exit 77; }
+    mkdir -p "$1"
+    sys_site=$tmp/site-sys
+    mk_torch "$sys_site" "$2"
+    printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$sys_site" "$system_python" > "$1/python3"
+    chmod +x "$1/python3"
+    if ! "$system_python" -m venv --without-pip "$tmp/venv" > "$tmp/o" 2>&1; then
+        echo "skipped: python3 -m venv does not work here: $(tail -n 1 "$tmp/o")"
+        exit 77
+    fi
+    py=$tmp/venv/bin/python
+    py_site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    mk_torch "$py_site" "$3"
+}
+
 # mk_cmake BINDIR: a cmake that records each call in $FAKE_CMAKE_LOG and installs stand-ins
 # for the contract's files (the self-test is $helpers/fake-selftest.sh).
 mk_cmake() {
