@@ -64,13 +64,13 @@
 #define SA_HW_QFUSE64 0
 #endif
 /* P·V's fold interval: the tiles whose P·V accumulate in the same fp32 tile accumulator before it
- * is folded into O (one fold, 68 FFMA at D=128, per SA_HW_FOLDN tiles). 2: the FP8 accumulator
- * holds 128 keys (four k32 steps), the interval DeepSeek-V3 promotes FP8 GEMM sums at on Hopper;
- * 0: never folded (the tile accumulator is O itself; O's columns stay as accurate as with the
- * fold, round 9b). A row max that moves between folds rescales the held tile first: by a
- * conditional multiply after a fresh tile, by an unconditional one where the tile accumulator
- * carries (0, and > 2): ptxas serializes every wgmma when a conditional write of an accumulator
- * sits between two accumulating ones (C7513). Needs SA_HW_OVERLAP. Per head dim, as
+ * is folded into O (one fold, 68 FFMA at D=128, per SA_HW_FOLDN tiles): 1, 2 (the FP8 accumulator
+ * holds 128 keys, four k32 steps, the interval DeepSeek-V3 promotes FP8 GEMM sums at on Hopper)
+ * or 0: never folded (the tile accumulator is O itself; O's columns stay as accurate as with the
+ * fold, round 9b). A row max that moves between folds rescales the held tile first: with 2 by a
+ * conditional multiply after the fresh tile; with 0, where the accumulator carries, as
+ * SA_HW_LAZY_RESCALE says (the same multiply written in C between two accumulating wgmma makes
+ * ptxas serialize every wgmma, C7513). Needs SA_HW_OVERLAP. Per head dim, as
  * SA_HW_QFUSE: 0 at D=128, where the freed registers make room for a third consumer
  * (SA_HW_NC128; round 10, bench/results/h200-6b81a5d-hopper10-variants.md: 708.9 TOPS at L=16K
  * against 628.4 with 2 and two blocks of one consumer, same accuracy), 1 at D=64 (round 3: 2
@@ -183,6 +183,7 @@ template <int D> struct sa_hw_cfg {
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
+    static_assert(FOLDN >= 0 && FOLDN <= 2, "SA_HW_FOLDN: 0, 1 or 2");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
     /* round 9: ones columns carried in O's FP8 accumulator across 16K keys, rel-L1 0.32 */
     static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
@@ -674,25 +675,16 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 } else {
                     last(no);
                 }
-            } else if constexpr (C::FOLDN >= 2) {
-                constexpr int F = C::FOLDN;
+            } else if constexpr (C::FOLDN == 2) {
                 constexpr std::integral_constant<bool, true> yes{};
                 int j = 1;
 #pragma unroll 1
-                for (; j + F - 1 < n_kt; j += F) {
-                    step(j, no, yes); /* P·V(j-1) fresh, held */
-#pragma unroll
-                    for (int m = 1; m < F - 1; ++m)
-                        step(j + m, yes, yes); /* onto it, held */
-                    step(j + F - 1, yes, no);  /* onto it, folded */
+                for (; j + 1 < n_kt; j += 2) {
+                    step(j, no, yes);     /* P·V(j-1) fresh, held */
+                    step(j + 1, yes, no); /* P·V(j) onto it, folded */
                 }
                 if (j < n_kt) {
                     step(j, no, yes);
-                    if constexpr (F > 2) {
-#pragma unroll 1
-                        for (++j; j < n_kt; ++j)
-                            step(j, yes, yes);
-                    }
                     last(yes);
                 } else {
                     last(no);
