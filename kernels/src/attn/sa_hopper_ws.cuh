@@ -125,6 +125,17 @@
 #ifndef SA_HW_FOLD_IN_EXP64
 #define SA_HW_FOLD_IN_EXP64 0
 #endif
+/* 1: a consumer whose 64 rows all lie past lq skips the tile's work (see there). */
+#ifndef SA_HW_IDLE_SKIP
+#define SA_HW_IDLE_SKIP 1
+#endif
+/* 1: Q·Kᵀ's accumulators get their float-bias start values (SA_INT_FLOAT_BIAS) by eight
+ * broadcast 16-byte shared loads placed at the end of the previous key step (after its softmax
+ * read them), instead of 32 register moves between the stage's wait and the wgmma issue. Round 9
+ * measured such loads placed after the wait: slower (their latency before the issue). */
+#ifndef SA_HW_BIAS_PRELOAD
+#define SA_HW_BIAS_PRELOAD 0
+#endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
 #ifndef SA_HW_PERSIST
@@ -178,12 +189,15 @@ template <int D> struct sa_hw_cfg {
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + sa_htile<D>::KS_SLOT;
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
-    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (2 * STAGES + 2);
+    static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
+    static constexpr int SMEM_BYTES = BIAS_OFF + (SA_HW_BIAS_PRELOAD ? 16 : 0);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
     static_assert(FOLDN >= 0 && FOLDN <= 2, "SA_HW_FOLDN: 0, 1 or 2");
+    static_assert(!SA_HW_BIAS_PRELOAD || (SA_HW_QREG && SA_HW_OVERLAP),
+                  "SA_HW_BIAS_PRELOAD is a form of the overlapped loop with Q in registers");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
     /* round 9: ones columns carried in O's FP8 accumulator across 16K keys, rel-L1 0.32 */
     static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
@@ -255,14 +269,28 @@ template <int D>
 __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
                                                   const uint32_t (&qa)[D / 32][4], uint32_t k_lo)
 {
+    if (!SA_HW_BIAS_PRELOAD) {
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
-        acc[i] = SA_INT_FLOAT_BIAS;
+        for (int i = 0; i < 32; ++i)
+            acc[i] = SA_INT_FLOAT_BIAS;
+    }
     sa_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 32; ++kk)
         sa_wg_qk_s8_ra(acc, qa[kk], sa_hw_desc(k_lo + kk * (256 >> 4), sa_htile<D>::QK_SBO));
     sa_wg_commit();
+}
+
+/* SA_HW_BIAS_PRELOAD: acc = the bias, by eight broadcast loads of the 16 bytes at bias_addr
+ * (.volatile: else ptxas merges them into one load and 28 register moves). */
+__device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bias_addr)
+{
+#pragma unroll
+    for (int i = 0; i < 32; i += 4)
+        asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(acc[i]), "=r"(acc[i + 1]), "=r"(acc[i + 2]), "=r"(acc[i + 3])
+                     : "r"(bias_addr)
+                     : "memory");
 }
 
 /* Q·Kᵀ's A fragment of this thread's two rows (row0, row0 + 8) quantized here from the caller's
@@ -378,6 +406,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         sa_mbar_init(qfull, 1);
         sa_mbar_init(qempty, 128 * NC);
         sa_mbar_init_fence();
+        if (SA_HW_BIAS_PRELOAD)
+            *(int4 *)(smem + C::BIAS_OFF) =
+                make_int4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
     }
     if constexpr (SA_HW_ROWSUM_MMA) {
         /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
@@ -473,6 +504,26 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         const int q0c = w.q0 + 64 * c;
+        if (SA_HW_IDLE_SKIP && !C::PINGPONG && q0c >= a.lq) {
+            /* No rows (the last q tile of a head when lq is not a multiple of 64·NC, e.g. one
+             * chunk of three at L=1K): no tensor or softmax work beside the other consumers,
+             * only the arrivals the Q buffer's and the ring's barriers count per phase. */
+            if (!C::QFUSE || !a.q_src) {
+                sa_mbar_wait(qfull, nt & 1);
+                sa_mbar_arrive(qempty);
+            }
+#pragma unroll 1
+            for (int j = 0; j < n_kt; ++j) {
+                wait_full(it0 + j);
+                release(it0 + j);
+            }
+#if SA_HW_PERSIST
+            it0 += n_kt;
+            continue;
+#else
+            return;
+#endif
+        }
 
         sa_h_rows r;
         r.row0 = q0c + warp * 16 + g;
@@ -552,6 +603,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             int32_t acc[32];
             uint32_t pa[2][4];
             float alpha_prev[2];
+            if (SA_HW_BIAS_PRELOAD)
+                sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             turn_begin();
             wait_full(it0);
             issue_qk(acc, it0);
@@ -644,6 +697,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
                         pa[kk][i] = pn[kk][i];
+                if (SA_HW_BIAS_PRELOAD) /* the next step's Q·Kᵀ start values */
+                    sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             };
             /* The last tile's P·V (onto a held tile with CARRY), then the last fold. */
             auto last = [&](auto carry_c) {
