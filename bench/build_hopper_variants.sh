@@ -27,18 +27,19 @@ shift
 # round 10's (n3ff, n3sep*, d64*, n3sepnopp): h200-6b81a5d-hopper10-variants.md; round 11's:
 # the new default (landed) against round 9's default (prev), D=64 with P·V in O (d64sep):
 # h200-f58fa81-hopper11-variants.md; round 12's: O's rescale only when a row of the warp moved
-# (lazy; d64lazy: also D=64 with P·V in O): h200-c651a20-hopper12-variants.md.
+# (lazy; d64lazy: also D=64 with P·V in O): h200-c651a20-hopper12-variants.md. Round 13's
+# (noidle, bz, d64n4, d64n4bz, qp): h200-da7dfad-hopper13-variants.md.
 all_variants=(
     "landed|"
-    "noidle|-DSA_HW_IDLE_SKIP=0"
+    "idle|-DSA_HW_IDLE_SKIP=1"
     "bz|-DSA_HW_BIAS_PRELOAD=1"
+    "bzidle|-DSA_HW_BIAS_PRELOAD=1 -DSA_HW_IDLE_SKIP=1"
     "d64n4|-DSA_HW_NC64=4 -DSA_HW_FOLDN64=0"
     "d64n4bz|-DSA_HW_NC64=4 -DSA_HW_FOLDN64=0 -DSA_HW_BIAS_PRELOAD=1"
-    "qp|-DSA_HW_PERSIST=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
-spill_ok=" bz d64n4bz qp "
+spill_ok=" bz bzidle d64n4bz qp "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}

@@ -127,7 +127,7 @@
 #endif
 /* 1: a consumer whose 64 rows all lie past lq skips the tile's work (see there). */
 #ifndef SA_HW_IDLE_SKIP
-#define SA_HW_IDLE_SKIP 1
+#define SA_HW_IDLE_SKIP 0
 #endif
 /* 1: Q·Kᵀ's accumulators get their float-bias start values (SA_INT_FLOAT_BIAS) by eight
  * broadcast 16-byte shared loads placed at the end of the previous key step (after its softmax
@@ -407,8 +407,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         sa_mbar_init(qempty, 128 * NC);
         sa_mbar_init_fence();
         if (SA_HW_BIAS_PRELOAD)
-            *(int4 *)(smem + C::BIAS_OFF) =
-                make_int4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
+            *(int4 *)(smem + C::BIAS_OFF) = make_int4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS,
+                                                      SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
     }
     if constexpr (SA_HW_ROWSUM_MMA) {
         /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
@@ -616,6 +616,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 sa_wg_touch(acc[i]);
             sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), kg0, 0, a, diag,
                                             need_mask(0), tq);
+            if (SA_HW_BIAS_PRELOAD)
+                sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
              * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
