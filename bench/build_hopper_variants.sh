@@ -28,18 +28,16 @@ shift
 # the new default (landed) against round 9's default (prev), D=64 with P·V in O (d64sep):
 # h200-f58fa81-hopper11-variants.md; round 12's: O's rescale only when a row of the warp moved
 # (lazy; d64lazy: also D=64 with P·V in O): h200-c651a20-hopper12-variants.md. Round 13's
-# (noidle, bz, d64n4, d64n4bz, qp): h200-da7dfad-hopper13-variants.md.
+# (noidle, bz, d64n4, d64n4bz, qp): h200-da7dfad-hopper13-variants.md; round 14's (idle, bz,
+# bzidle, d64n4, d64n4bz): h200-0739beb-hopper14-variants.md.
 all_variants=(
     "landed|"
-    "idle|-DSA_HW_IDLE_SKIP=1"
-    "bz|-DSA_HW_BIAS_PRELOAD=1"
-    "bzidle|-DSA_HW_BIAS_PRELOAD=1 -DSA_HW_IDLE_SKIP=1"
-    "d64n4|-DSA_HW_NC64=4 -DSA_HW_FOLDN64=0"
-    "d64n4bz|-DSA_HW_NC64=4 -DSA_HW_FOLDN64=0 -DSA_HW_BIAS_PRELOAD=1"
+    "bz128|-DSA_HW_BIAS_PRELOAD128=1"
+    "ws64all|-DSA_HW_D64_MIN_KV=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
-spill_ok=" bz bzidle d64n4bz qp "
+spill_ok=" bz128 "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}

@@ -10,11 +10,11 @@
  *
  * Per consumer and tile j (SA_HW_OVERLAP): issue Q·Kᵀ(j) and P·V(j−1) back to back, then wait
  * for Q·Kᵀ(j) only and run tile j's softmax while P·V(j−1) is on the tensor cores; then either
- * fold P·V(j−1)'s fresh fp32 tile accumulator into O (two-level accumulation, SA_HW_FOLDN 1 or 2:
- * D=64) or, where P·V accumulates in O itself (SA_HW_FOLDN 0: D=128, whose registers then fit
- * three consumers), rescale O to tile j's max. With SA_HW_PINGPONG the consumers take turns
- * issuing (named barriers in a ring), so one warpgroup's softmax runs while the next one's wgmma
- * batch does.
+ * fold P·V(j−1)'s fresh fp32 tile accumulator into O (two-level accumulation, SA_HW_FOLDN 1 or 2)
+ * or, where P·V accumulates in O itself (SA_HW_FOLDN 0, the default: the registers it frees fit
+ * three consumers at D=128, four at D=64), rescale O to tile j's max. With SA_HW_PINGPONG the
+ * consumers take turns issuing (named barriers in a ring), so one warpgroup's softmax runs while
+ * the next one's wgmma batch does.
  *
  * Row sums (SA_HW_ROWSUM_MMA): each stage carries, right after its Vᵀ tile, one n8 group of E4M3
  * ones; P·V runs as n = D + 8 and the extra columns are P's row sums, accumulated like O (one FFMA
@@ -73,8 +73,9 @@
  * ptxas serialize every wgmma, C7513). Needs SA_HW_OVERLAP. Per head dim, as
  * SA_HW_QFUSE: 0 at D=128, where the freed registers make room for a third consumer
  * (SA_HW_NC128; round 10, bench/results/h200-6b81a5d-hopper10-variants.md: 708.9 TOPS at L=16K
- * against 628.4 with 2 and two blocks of one consumer, same accuracy), 1 at D=64 (round 3: 2
- * gave 416.0 against 423.0 at L=16K; round 11: 0 gave 425.0 against 428.3). 0 needs
+ * against 628.4 with 2 and two blocks of one consumer, same accuracy); 0 at D=64 too since
+ * round 14, where it makes room for a fourth consumer (SA_HW_NC64; with three, round 11: 0 gave
+ * 425.0 against 428.3 for 1; round 3: 2 gave 416.0 against 423.0). 0 needs
  * SA_HW_ROWSUM_SEP or the row sums by FADD (see there). SA_HW_FOLD2=1/0 (older variant builds)
  * means 2/1 at both. */
 #ifdef SA_HW_FOLD2
@@ -88,7 +89,7 @@
 #define SA_HW_FOLDN128 0
 #endif
 #ifndef SA_HW_FOLDN64
-#define SA_HW_FOLDN64 1
+#define SA_HW_FOLDN64 0
 #endif
 /* 1 (where SA_HW_FOLDN is 0, with SA_HW_ROWSUM_MMA): P's row sums by their own n8 wgmma against
  * the stage's ones into a fresh 4-register accumulator per tile, added to the fp32 sums after it,
@@ -105,7 +106,8 @@
  * rows that did not move have α = 1 exactly). Round 12
  * (bench/results/h200-c651a20-hopper12-variants.md): 741.0 against 706.3 TOPS at D=128 L=16K, 640.1
  * against 618.2 causal, bench.py's accuracy metrics identical in all 15 cases; at D=64 with P·V in
- * O (SA_HW_FOLDN64=0) 416.1 against 426.8 for the per-tile fold, so D=64 keeps it. */
+ * O and three consumers 416.1 against 426.8 for the per-tile fold; with four (since round 14) it
+ * is part of the faster whole. */
 #ifndef SA_HW_LAZY_RESCALE
 #define SA_HW_LAZY_RESCALE 1
 #endif
@@ -125,16 +127,29 @@
 #ifndef SA_HW_FOLD_IN_EXP64
 #define SA_HW_FOLD_IN_EXP64 0
 #endif
-/* 1: a consumer whose 64 rows all lie past lq skips the tile's work (see there). */
+/* 1: a consumer whose 64 rows all lie past lq skips the tile's work (see there). Off: the early
+ * exit changed ptxas's main loop, 3.8 % more cycles at D=128 L=16K (round 13, ncu), and round 14
+ * measured no gain at L=1K where it applies (bench/results/h200-0739beb-hopper14-variants.md). */
 #ifndef SA_HW_IDLE_SKIP
 #define SA_HW_IDLE_SKIP 0
 #endif
 /* 1: Q·Kᵀ's accumulators get their float-bias start values (SA_INT_FLOAT_BIAS) by eight
  * broadcast 16-byte shared loads placed at the end of the previous key step (after its softmax
  * read them), instead of 32 register moves between the stage's wait and the wgmma issue. Round 9
- * measured such loads placed after the wait: slower (their latency before the issue). */
-#ifndef SA_HW_BIAS_PRELOAD
-#define SA_HW_BIAS_PRELOAD 0
+ * measured such loads placed after the wait: slower (their latency before the issue). Per head
+ * dim, as SA_HW_QFUSE. Round 14 (bench/results/h200-0739beb-hopper14-variants.md, each shape's
+ * faster of two passes): at D=64 with four consumers 468.3 against 446.5 TOPS at L=16K, same
+ * accuracy: on; at D=128 763.4 against 754.0, but there ptxas then keeps six values of the
+ * peeled first key step in local memory (48 bytes): off, the kernel spills nothing. */
+#ifdef SA_HW_BIAS_PRELOAD
+#define SA_HW_BIAS_PRELOAD128 SA_HW_BIAS_PRELOAD
+#define SA_HW_BIAS_PRELOAD64 SA_HW_BIAS_PRELOAD
+#endif
+#ifndef SA_HW_BIAS_PRELOAD128
+#define SA_HW_BIAS_PRELOAD128 0
+#endif
+#ifndef SA_HW_BIAS_PRELOAD64
+#define SA_HW_BIAS_PRELOAD64 1
 #endif
 /* 1: a persistent grid (one block per SM looping over the work tiles) instead of one block per
  * tile; the next tile's copies then overlap the previous tile's last P·V and epilogue. */
@@ -154,12 +169,14 @@
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
 #endif
-/* Consumer warpgroups per block, per head dim (three per SM at D=128 and at D=64). */
+/* Consumer warpgroups per block, per head dim: three at D=128 (160 registers each), four at
+ * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
+ * loads, 468.3 against 451.6 TOPS for three at D=64 L=16K). */
 #ifndef SA_HW_NC128
 #define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : 3)
 #endif
 #ifndef SA_HW_NC64
-#define SA_HW_NC64 3
+#define SA_HW_NC64 4
 #endif
 
 template <int D> struct sa_hw_cfg {
@@ -172,6 +189,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr int FOLDN = D == 128 ? SA_HW_FOLDN128 : SA_HW_FOLDN64;
     static constexpr bool ROWSUM_SEP = SA_HW_ROWSUM_SEP && SA_HW_ROWSUM_MMA && FOLDN == 0;
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
+    static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -190,13 +208,13 @@ template <int D> struct sa_hw_cfg {
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
-    static constexpr int SMEM_BYTES = BIAS_OFF + (SA_HW_BIAS_PRELOAD ? 16 : 0);
+    static constexpr int SMEM_BYTES = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
     static_assert(!SA_H_SWAP_LBO_SBO, "the warp-specialized kernel has no descriptor test hook");
     static_assert(FOLDN >= 0 && FOLDN <= 2, "SA_HW_FOLDN: 0, 1 or 2");
-    static_assert(!SA_HW_BIAS_PRELOAD || (SA_HW_QREG && SA_HW_OVERLAP),
+    static_assert(!BIAS_PRELOAD || (SA_HW_QREG && SA_HW_OVERLAP),
                   "SA_HW_BIAS_PRELOAD is a form of the overlapped loop with Q in registers");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
     /* round 9: ones columns carried in O's FP8 accumulator across 16K keys, rel-L1 0.32 */
@@ -265,11 +283,11 @@ __device__ __forceinline__ void sa_hw_issue_qk(int32_t (&acc)[32], uint32_t q_lo
                     sa_hw_desc(k_lo + kk * (256 >> 4), sa_htile<D>::QK_SBO));
     sa_wg_commit();
 }
-template <int D>
+template <int D, bool SET_BIAS>
 __device__ __forceinline__ void sa_hw_issue_qk_ra(int32_t (&acc)[32],
                                                   const uint32_t (&qa)[D / 32][4], uint32_t k_lo)
 {
-    if (!SA_HW_BIAS_PRELOAD) {
+    if (SET_BIAS) { /* else acc holds it already (SA_HW_BIAS_PRELOAD) */
 #pragma unroll
         for (int i = 0; i < 32; ++i)
             acc[i] = SA_INT_FLOAT_BIAS;
@@ -406,7 +424,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         sa_mbar_init(qfull, 1);
         sa_mbar_init(qempty, 128 * NC);
         sa_mbar_init_fence();
-        if (SA_HW_BIAS_PRELOAD)
+        if (C::BIAS_PRELOAD)
             *(int4 *)(smem + C::BIAS_OFF) = make_int4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS,
                                                       SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
     }
@@ -592,22 +610,31 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                  : "memory");
             sa_mbar_arrive(qempty);
         }
-        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk_ra<D>(acc, qa, k_lo(it)); };
+        auto issue_qk = [&](int32_t(&acc)[32], int it, auto set_bias_c) {
+            sa_hw_issue_qk_ra<D, decltype(set_bias_c)::value>(acc, qa, k_lo(it));
+        };
 #else
         sa_mbar_wait(qfull, nt & 1);
         const uint32_t q_lo = sa_hw_desc_lo(sQ + c * 64 * D);
-        auto issue_qk = [&](int32_t(&acc)[32], int it) { sa_hw_issue_qk<D>(acc, q_lo, k_lo(it)); };
+        auto issue_qk = [&](int32_t(&acc)[32], int it, auto) { /* sets the bias itself */
+                                                               sa_hw_issue_qk<D>(acc, q_lo,
+                                                                                 k_lo(it));
+        };
 #endif
+        /* Whether a Q·Kᵀ sets its accumulators' start values: always (set_bias), or unless the
+         * previous key step loaded them (loop_bias: SA_HW_BIAS_PRELOAD). Where FOLDN is 0 the
+         * loop's first step is peeled and sets them itself. */
+        constexpr std::integral_constant<bool, true> set_bias{};
+        constexpr std::integral_constant<bool, !C::BIAS_PRELOAD> loop_bias{};
+        (void)loop_bias;
 #if SA_HW_OVERLAP
         if (n_kt > 0) {
             int32_t acc[32];
             uint32_t pa[2][4];
             float alpha_prev[2];
-            if (SA_HW_BIAS_PRELOAD)
-                sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             turn_begin();
             wait_full(it0);
-            issue_qk(acc, it0);
+            issue_qk(acc, it0, set_bias);
             turn_end();
             const float kg0 = kg_of(it0);
             sa_wg_wait<0>();
@@ -616,18 +643,18 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 sa_wg_touch(acc[i]);
             sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), kg0, 0, a, diag,
                                             need_mask(0), tq);
-            if (SA_HW_BIAS_PRELOAD)
+            if (C::BIAS_PRELOAD && C::FOLDN != 0) /* the loop's first step takes them */
                 sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
              * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
              * holding and folding makes ptxas serialize every wgmma (C7513). */
-            auto step = [&](int j, auto carry_c, auto hold_c) {
+            auto step = [&](int j, auto carry_c, auto hold_c, auto set_bias_c) {
                 constexpr bool CARRY = decltype(carry_c)::value, HOLD = decltype(hold_c)::value;
                 const int it = it0 + j;
                 turn_begin();
                 wait_full(it);
-                issue_qk(acc, it); /* fences, then commits group 1 */
+                issue_qk(acc, it, set_bias_c); /* fences, then commits group 1 */
                 sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
@@ -699,7 +726,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
                         pa[kk][i] = pn[kk][i];
-                if (SA_HW_BIAS_PRELOAD) /* the next step's Q·Kᵀ start values */
+                if (C::BIAS_PRELOAD) /* the next step's Q·Kᵀ start values */
                     sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             };
             /* The last tile's P·V (onto a held tile with CARRY), then the last fold. */
@@ -724,10 +751,10 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 /* never folded: every P·V onto the held tile; O (zero) takes it at the end */
                 constexpr std::integral_constant<bool, true> yes{};
                 if (n_kt > 1) {
-                    step(1, no, yes);
+                    step(1, no, yes, set_bias);
 #pragma unroll 1
                     for (int j = 2; j < n_kt; ++j)
-                        step(j, yes, yes);
+                        step(j, yes, yes, loop_bias);
                     last(yes);
                 } else {
                     last(no);
@@ -737,11 +764,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 int j = 1;
 #pragma unroll 1
                 for (; j + 1 < n_kt; j += 2) {
-                    step(j, no, yes);     /* P·V(j-1) fresh, held */
-                    step(j + 1, yes, no); /* P·V(j) onto it, folded */
+                    step(j, no, yes, loop_bias);     /* P·V(j-1) fresh, held */
+                    step(j + 1, yes, no, loop_bias); /* P·V(j) onto it, folded */
                 }
                 if (j < n_kt) {
-                    step(j, no, yes);
+                    step(j, no, yes, loop_bias);
                     last(yes);
                 } else {
                     last(no);
@@ -749,7 +776,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             } else {
 #pragma unroll 1
                 for (int j = 1; j < n_kt; ++j)
-                    step(j, no, no);
+                    step(j, no, no, loop_bias);
                 last(no);
             }
         }
@@ -762,7 +789,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             float alpha[2];
             turn_begin();
             wait_full(it);
-            issue_qk(acc, it);
+            issue_qk(acc, it, set_bias);
             turn_end();
             sa_wg_wait<0>();
 #pragma unroll
