@@ -32,12 +32,12 @@ shift
 # bzidle, d64n4, d64n4bz): h200-0739beb-hopper14-variants.md.
 all_variants=(
     "landed|"
-    "bz128|-DSA_HW_BIAS_PRELOAD128=1"
+    "nobz128|-DSA_HW_BIAS_PRELOAD128=0"
     "ws64all|-DSA_HW_D64_MIN_KV=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
-spill_ok=" bz128 "
+spill_ok=" "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}

@@ -133,20 +133,22 @@
 #ifndef SA_HW_IDLE_SKIP
 #define SA_HW_IDLE_SKIP 0
 #endif
-/* 1: Q·Kᵀ's accumulators get their float-bias start values (SA_INT_FLOAT_BIAS) by eight
- * broadcast 16-byte shared loads placed at the end of the previous key step (after its softmax
- * read them), instead of 32 register moves between the stage's wait and the wgmma issue. Round 9
- * measured such loads placed after the wait: slower (their latency before the issue). Per head
- * dim, as SA_HW_QFUSE. Round 14 (bench/results/h200-0739beb-hopper14-variants.md, each shape's
- * faster of two passes): at D=64 with four consumers 468.3 against 446.5 TOPS at L=16K, same
- * accuracy: on; at D=128 763.4 against 754.0, but there ptxas then keeps six values of the
- * peeled first key step in local memory (48 bytes): off, the kernel spills nothing. */
+/* 1: in the key loop, Q·Kᵀ's accumulators get their float-bias start values (SA_INT_FLOAT_BIAS)
+ * by eight broadcast 16-byte shared loads at the start of the step, before the stage's wait,
+ * instead of 32 register moves between the wait and the wgmma issue (the peeled first steps keep
+ * the moves). Round 9 measured such loads placed after the wait: slower (their latency before
+ * the issue). Per head dim, as SA_HW_QFUSE. Round 14 (bench/results/h200-0739beb-hopper14-
+ * variants.md, each shape's faster of two passes; the loads then sat at the end of the previous
+ * step, the same place in program order): at D=64 with four consumers 468.3 against 446.5 TOPS
+ * at L=16K, same accuracy; at D=128 763.4 against 754.0, but loads issued in the peeled step
+ * made ptxas keep six of its values in local memory (48 bytes), which the loads at the start of
+ * the loop's steps do not. */
 #ifdef SA_HW_BIAS_PRELOAD
 #define SA_HW_BIAS_PRELOAD128 SA_HW_BIAS_PRELOAD
 #define SA_HW_BIAS_PRELOAD64 SA_HW_BIAS_PRELOAD
 #endif
 #ifndef SA_HW_BIAS_PRELOAD128
-#define SA_HW_BIAS_PRELOAD128 0
+#define SA_HW_BIAS_PRELOAD128 1
 #endif
 #ifndef SA_HW_BIAS_PRELOAD64
 #define SA_HW_BIAS_PRELOAD64 1
@@ -621,9 +623,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                                                                  k_lo(it));
         };
 #endif
-        /* Whether a Q·Kᵀ sets its accumulators' start values: always (set_bias), or unless the
-         * previous key step loaded them (loop_bias: SA_HW_BIAS_PRELOAD). Where FOLDN is 0 the
-         * loop's first step is peeled and sets them itself. */
+        /* How a Q·Kᵀ's accumulators get their start values: register moves (set_bias), or in
+         * the key loop's steps as SA_HW_BIAS_PRELOAD says (loop_bias). */
         constexpr std::integral_constant<bool, true> set_bias{};
         constexpr std::integral_constant<bool, !C::BIAS_PRELOAD> loop_bias{};
         (void)loop_bias;
@@ -643,8 +644,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 sa_wg_touch(acc[i]);
             sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), kg0, 0, a, diag,
                                             need_mask(0), tq);
-            if (C::BIAS_PRELOAD && C::FOLDN != 0) /* the loop's first step takes them */
-                sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
              * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
@@ -652,6 +651,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
             auto step = [&](int j, auto carry_c, auto hold_c, auto set_bias_c) {
                 constexpr bool CARRY = decltype(carry_c)::value, HOLD = decltype(hold_c)::value;
                 const int it = it0 + j;
+                if (!decltype(set_bias_c)::value) /* SA_HW_BIAS_PRELOAD */
+                    sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
                 turn_begin();
                 wait_full(it);
                 issue_qk(acc, it, set_bias_c); /* fences, then commits group 1 */
@@ -726,8 +727,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
                         pa[kk][i] = pn[kk][i];
-                if (C::BIAS_PRELOAD) /* the next step's Q·Kᵀ start values */
-                    sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
             };
             /* The last tile's P·V (onto a held tile with CARRY), then the last fold. */
             auto last = [&](auto carry_c) {
