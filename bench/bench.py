@@ -123,15 +123,26 @@ ACC_CASES = [
     # its one-warpgroup kernel there), with P·V accumulated in O across the whole row
     ("long_16k_d64", (1, 4, 4, 16384, 16384, 64), "HND", torch.float16, False, "random"),
     ("causal_gqa_d64_5k", (1, 8, 2, 4100, 5003, 64), "NHD", torch.bfloat16, True, "random"),
+    # V's channel offsets over a long row: where P·V accumulates in O across the row (the
+    # warp-specialized kernel), a column sum of same-sign terms, as a row sum is
+    ("v_offset_16k", (1, 4, 4, 16384, 16384, 128), "HND", torch.float16, False, "v_offset"),
+    ("v_offset_16k_d64", (1, 4, 4, 16384, 16384, 64), "HND", torch.float16, False, "v_offset"),
 ]
 
 
-def accuracy(sa, quick, log, small_only=False, want_lse=True):
+def accuracy(sa, quick, log, small_only=False, want_lse=True, only=None):
     rows = []
     cases = ACC_CASES[:6] if quick else ACC_CASES
     if small_only:
         cases = [c for c in ACC_CASES if c[1][3] * c[1][4] <= 1 << 20]
-    for ci, (name, shape, layout, dtype, causal, kind) in enumerate(cases):
+    if only:
+        unknown = set(only) - {c[0] for c in ACC_CASES}
+        if unknown:
+            sys.exit("bench.py: no accuracy case %s (see ACC_CASES)" % ", ".join(sorted(unknown)))
+        cases = [c for c in cases if c[0] in only]
+    for case in cases:
+        name, shape, layout, dtype, causal, kind = case
+        ci = ACC_CASES.index(case)  # the case's seed does not depend on the selection
         b, hq, hkv, lq, lk, d = shape
         q, k, v = make_inputs(shape, layout, dtype, kind, seed=1000 + ci)
         if d % 8:
@@ -332,6 +343,7 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cases", help="comma-separated accuracy cases by name (default: all)")
     ap.add_argument("--skip-accuracy", action="store_true")
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--profile", action="store_true")
@@ -371,7 +383,8 @@ def main():
     log(json.dumps(info))
     res = {"info": info, "api": api_checks(sa, log)}
     if not args.skip_accuracy:
-        res["accuracy"] = accuracy(sa, args.quick, log, args.sanitize, want_lse=not args.no_lse)
+        res["accuracy"] = accuracy(sa, args.quick, log, args.sanitize, want_lse=not args.no_lse,
+                                   only=args.cases.split(",") if args.cases else None)
     if args.profile:
         res["profile"] = profile(sa, log)
     if not args.skip_speed:
