@@ -16,6 +16,9 @@
 
 #define SA_PRE_THREADS 256
 #define SA_MAX_GRID_Y 65535
+/* Blocks per SM the pre-pass kernels' register budgets are sized for (64 registers at 256
+ * threads): 32 warps, enough loads in flight to keep HBM busy. */
+#define SA_PRE_MIN_BLOCKS 4
 
 /* 8 channels starting at c0 of one row, as floats; channels >= d read as 0. The 16-byte load is
  * used only when all 8 are in bounds (rows are 16-byte aligned, checked by the API). */
@@ -37,6 +40,19 @@ __device__ __forceinline__ void sa_load8(const char *row, int c0, int d, float x
     }
 }
 
+/* The 8 fp16/bf16 channels c0..c0+7 of one row as raw bits; channels >= d read as 0 (+0.0). */
+template <bool FULL> __device__ __forceinline__ uint4 sa_load8_bits(const char *row, int c0, int d)
+{
+    if (FULL || c0 + 8 <= d)
+        return *(const uint4 *)(row + c0 * 2);
+    uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+        if (c0 + i < d)
+            w[i / 2] |= (uint32_t) * (const uint16_t *)(row + (c0 + i) * 2) << (16 * (i % 2));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 /* Byte offset of byte `col` of row `row` in a matrix of ROW_BYTES-byte rows stored as wgmma
  * core matrices (8 rows x 16 bytes, 128 contiguous bytes): the 16-byte chunks of a group of 8
  * rows follow each other, then the next group. A multiple of 8 rows is one contiguous block. */
@@ -55,8 +71,68 @@ __device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b
     return v.base + b * v.sb + h * v.sh + t * v.st;
 }
 
+/* Rows of K and V whose loads one statistics thread issues together. */
+#define SA_STAT_BATCH 4
+
+/* The lane-wise max of two pairs of fp16/bf16 magnitudes (raw bits; |v| taken here); a NaN
+ * lane loses, as with fmaxf. The float of this max is the max of the floats. */
+template <bool BF16> __device__ __forceinline__ uint32_t sa_absmax2(uint32_t acc, uint32_t v)
+{
+    v &= 0x7fff7fffu;
+    if (BF16) {
+        const __nv_bfloat162 r =
+            __hmax2(*(const __nv_bfloat162 *)&acc, *(const __nv_bfloat162 *)&v);
+        return *(const uint32_t *)&r;
+    }
+    const __half2 r = __hmax2(*(const __half2 *)&acc, *(const __half2 *)&v);
+    return *(const uint32_t *)&r;
+}
+
+/* One statistics thread's rows t = first + RPI j (j = 0, 1, ...; t < end): the sum of K's
+ * channels c0..c0+7 in that order from +0.0, and V's absmax. Rows past end add +0.0, which leaves
+ * the sums as they are (a sum that starts at +0.0 is never -0.0). V's absmax is taken on the
+ * fp16/bf16 values: exact, as the conversion to float keeps order. FULL: d == DP. */
+template <bool BF16, int DP, bool FULL>
+__device__ __forceinline__ void sa_stats_rows(const char *kp, const char *vp, int64_t kstep,
+                                              int64_t vstep, int first, int end, int c0, int d,
+                                              bool with_v, float sum[8], float amax[8])
+{
+    constexpr int RPI = SA_PRE_THREADS / (DP / 8), NJ = SA_STAT_ROWS / RPI;
+    /* a partial d loads channel by channel: one row of those at a time */
+    constexpr int BATCH = FULL ? SA_STAT_BATCH : 1;
+    static_assert(NJ % BATCH == 0, "whole batches per chunk");
+    uint32_t amax2[4] = {0, 0, 0, 0};
+    /* not unrolled: one batch's loads in flight at a time, in 64 registers */
+#pragma unroll 1
+    for (int j0 = 0; j0 < NJ; j0 += BATCH) {
+        uint4 kr[BATCH], vr[BATCH];
+#pragma unroll
+        for (int i = 0; i < BATCH; ++i) {
+            const bool live = first + (j0 + i) * RPI < end;
+            kr[i] =
+                live ? sa_load8_bits<FULL>(kp + (j0 + i) * kstep, c0, d) : make_uint4(0, 0, 0, 0);
+            vr[i] = live && with_v ? sa_load8_bits<FULL>(vp + (j0 + i) * vstep, c0, d)
+                                   : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int i = 0; i < BATCH; ++i) {
+            const uint32_t ku[4] = {kr[i].x, kr[i].y, kr[i].z, kr[i].w};
+            const uint32_t vu[4] = {vr[i].x, vr[i].y, vr[i].z, vr[i].w};
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                sum[k] += sa_to_float<BF16>((uint16_t)(ku[k / 2] >> (16 * (k % 2))));
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                amax2[k] = sa_absmax2<BF16>(amax2[k], vu[k]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        amax[k] = sa_to_float<BF16>((uint16_t)(amax2[k / 2] >> (16 * (k % 2))));
+}
+
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_PRE_THREADS)
+__global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
                     float *kpart, float *vpart, float *km, float *vscale, float v_max)
 {
@@ -67,21 +143,14 @@ __global__ void __launch_bounds__(SA_PRE_THREADS)
     const int b = bh / hkv, h = bh % hkv;
     const int c0 = (threadIdx.x % TPR) * 8, r = threadIdx.x / TPR;
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const int end = min((chunk + 1) * SA_STAT_ROWS, lkv);
-#pragma unroll 4
-    for (int t = chunk * SA_STAT_ROWS + r; t < end; t += RPI) {
-        float x[8];
-        sa_load8<BF16>(sa_row_ptr(k, b, h, t), c0, d, x);
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-            sum[i] += x[i];
-        if (vpart) {
-            sa_load8<BF16>(sa_row_ptr(v, b, h, t), c0, d, x);
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                amax[i] = fmaxf(amax[i], fabsf(x[i]));
-        }
-    }
+    const int first = chunk * SA_STAT_ROWS + r, end = min((chunk + 1) * SA_STAT_ROWS, lkv);
+    const char *kp = sa_row_ptr(k, b, h, first), *vp = sa_row_ptr(v, b, h, first);
+    if (d == DP)
+        sa_stats_rows<BF16, DP, true>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
+                                      vpart != nullptr, sum, amax);
+    else
+        sa_stats_rows<BF16, DP, false>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
+                                       vpart != nullptr, sum, amax);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         red[0][r][c0 + i] = sum[i];
@@ -140,84 +209,174 @@ struct sa_rowquant_args {
     int core_order; /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
 };
 
-/* Rows each thread group of the row quantizer handles: their loads are issued together. */
-#define SA_RQ_ROWS 2
+/* Rows of one block of the row quantizer: every padded length is a multiple of SA_CTA_K, so a
+ * block's last rows may lie past the pad by whole groups of SA_RQ_GROUP passes, which it skips. */
+#define SA_RQ_BLOCK_ROWS 128
+/* Passes (of SA_PRE_THREADS / (DP / 8) rows) whose loads are issued together; the next group's
+ * loads are issued before this group is quantized. */
+#define SA_RQ_GROUP 2
 
-/* Rows of one block of the row quantizer (SA_RQ_ROWS groups of SA_PRE_THREADS / (DP / 8)). */
 template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
 {
-    return SA_PRE_THREADS / (DP / 8) * SA_RQ_ROWS;
+    return SA_RQ_BLOCK_ROWS;
 }
 
-/* Block (bx, bh) of the row quantizer of one tensor: rows bx * sa_rq_block_rows of (batch, head)
- * bh. */
+/* round-to-nearest-even(z) & 0xff for |z| < 2^22 (z + 1.5 * 2^23 has ulp 1 and the integer in
+ * its low mantissa bits), and 0 for a NaN z, as __float2int_rn gives (NaN -> 256 -> 0): one FADD
+ * and one FMNMX instead of F2I (16 per clock per SM) and a clamp. With a finite inv = RN(127 /
+ * amax) and |x| <= amax, z = RN(x inv) is within 127 (1 + 2^-24)^2 of 0, so it rounds to within
+ * +-127 and the old clamp to +-127 never acted; a NaN x, or an infinite x (then amax = inf and
+ * inv = 0), gives a NaN z, 0 both ways. An infinite inv (amax < 127 / FLT_MAX, only bf16 gets
+ * there) makes z infinite: the caller keeps F2I and the clamp for that row. */
+__device__ __forceinline__ uint32_t sa_rint_byte(float z)
+{
+    return __float_as_uint(__fadd_rn(fminf(z, 256.0f), 12582912.0f));
+}
+
+/* The low bytes of a, b, c, d as one word (a in byte 0). */
+__device__ __forceinline__ uint32_t sa_pack_low_bytes(uint32_t a, uint32_t b, uint32_t c,
+                                                      uint32_t d)
+{
+    return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
+}
+
+/* Block (bx, bh) of the row quantizer of one tensor: rows bx * SA_RQ_BLOCK_ROWS.. of (batch,
+ * head) bh. Each thread keeps channels c0..c0+7 (and their mean) for all its rows; lane groups of
+ * DP / 8 share a row. The rows' scales (and q.k̄) are written at the end, one thread per row,
+ * from shared memory. FULL: d == DP. SUB: K (the mean subtracted; no q.k̄), else Q. */
+template <bool BF16, int DP, bool FULL, bool SUB>
+__device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int bx, int bh)
+{
+    constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, G = SA_RQ_GROUP;
+    constexpr int NGROUP = SA_RQ_BLOCK_ROWS / (RPP * G);
+    static_assert(SA_CTA_K % (RPP * G) == 0 && SA_RQ_BLOCK_ROWS % (RPP * G) == 0,
+                  "padded lengths end on whole groups");
+    static_assert(RPP % 8 == 0, "a pass moves whole core-matrix row groups");
+    __shared__ float row_amax[SA_RQ_BLOCK_ROWS], row_dot[SA_RQ_BLOCK_ROWS];
+    const int b = bh / a.heads, h = bh % a.heads;
+    const int c0 = (threadIdx.x % TPR) * 8, lr = threadIdx.x / TPR;
+    const int first = bx * SA_RQ_BLOCK_ROWS;
+    const int nrows = min(SA_RQ_BLOCK_ROWS, a.rows_pad - first); /* a multiple of RPP * G */
+    const char *src = a.src.base + b * a.src.sb + h * a.src.sh + (first + lr) * a.src.st;
+    const int64_t src_step = RPP * a.src.st;
+    /* RPP rows further is RPP * DP bytes further in both orders (RPP is a multiple of 8) */
+    const size_t row = (size_t)bh * a.rows_pad + first + lr;
+    signed char *out = a.out + (a.core_order ? sa_core_offset<DP>(row, c0) : row * DP + c0);
+    float m[8] = {0, 0, 0, 0, 0, 0, 0, 0}, dm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (SUB) {
+        const float4 *p = (const float4 *)(a.sub_mean + (size_t)bh * DP + c0);
+        const float4 u = p[0], v = p[1];
+        m[0] = u.x, m[1] = u.y, m[2] = u.z, m[3] = u.w, m[4] = v.x, m[5] = v.y, m[6] = v.z,
+        m[7] = v.w;
+    }
+    if (!SUB && a.dot_mean) {
+        const float4 *p =
+            (const float4 *)(a.dot_mean + ((size_t)b * (a.heads / a.group) + h / a.group) * DP +
+                             c0);
+        const float4 u = p[0], v = p[1];
+        dm[0] = u.x, dm[1] = u.y, dm[2] = u.z, dm[3] = u.w, dm[4] = v.x, dm[5] = v.y, dm[6] = v.z,
+        dm[7] = v.w;
+    }
+    uint4 cur[G], nxt[G];
+#pragma unroll
+    for (int i = 0; i < G; ++i)
+        cur[i] = first + lr + i * RPP < a.rows ? sa_load8_bits<FULL>(src + i * src_step, c0, a.d)
+                                               : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int gi = 0; gi < NGROUP; ++gi) {
+        if (gi * G * RPP >= nrows)
+            break; /* the rest of the block is past the pad (uniform in the block) */
+        if (gi + 1 < NGROUP) {
+#pragma unroll
+            for (int i = 0; i < G; ++i) {
+                const int p = (gi + 1) * G + i;
+                nxt[i] = first + lr + p * RPP < a.rows
+                             ? sa_load8_bits<FULL>(src + p * src_step, c0, a.d)
+                             : make_uint4(0, 0, 0, 0);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < G; ++i) {
+            const int p = gi * G + i, r = first + lr + p * RPP;
+            const uint32_t u[4] = {cur[i].x, cur[i].y, cur[i].z, cur[i].w};
+            float x[8];
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                x[k] = sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2))));
+            if (SUB && r < a.rows) {
+#pragma unroll
+                for (int k = 0; k < 8; ++k)
+                    x[k] = FULL || c0 + k < a.d ? x[k] - m[k] : 0.0f;
+            }
+            float amax = 0.0f;
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                amax = fmaxf(amax, fabsf(x[k]));
+#pragma unroll
+            for (int off = 1; off < TPR; off *= 2)
+                amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+            if (!SUB && a.dot_mean) {
+                float dot = 0.0f;
+#pragma unroll
+                for (int k = 0; k < 8; ++k)
+                    dot = __fmaf_rn(x[k], dm[k], dot);
+#pragma unroll
+                for (int off = 1; off < TPR; off *= 2)
+                    dot += __shfl_xor_sync(0xffffffffu, dot, off);
+                if (c0 == 0)
+                    row_dot[lr + p * RPP] = dot;
+            }
+            if (amax == 0.0f)
+                amax = 1.0f;
+            if (c0 == 0)
+                row_amax[lr + p * RPP] = amax;
+            const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+            uint32_t q[8];
+            if (inv != __int_as_float(0x7f800000)) {
+#pragma unroll
+                for (int k = 0; k < 8; ++k)
+                    q[k] = sa_rint_byte(__fmul_rn(x[k], inv));
+            } else { /* amax < 127 / FLT_MAX (bf16 only): x * inv is +-inf or NaN */
+#pragma unroll
+                for (int k = 0; k < 8; ++k)
+                    q[k] = (uint32_t)max(-127, min(127, __float2int_rn(__fmul_rn(x[k], inv))));
+            }
+            *(uint2 *)(out + (size_t)p * RPP * DP) =
+                make_uint2(sa_pack_low_bytes(q[0], q[1], q[2], q[3]),
+                           sa_pack_low_bytes(q[4], q[5], q[6], q[7]));
+        }
+#pragma unroll
+        for (int i = 0; i < G; ++i)
+            cur[i] = nxt[i];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < nrows; i += SA_PRE_THREADS) {
+        const size_t at = (size_t)bh * a.rows_pad + first + i;
+        a.scale[at] = __fmul_rn(__fdiv_rn(row_amax[i], SA_INT8_MAX), a.scale_mul);
+        if (!SUB && a.dot_out && first + i < a.rows)
+            a.dot_out[(size_t)bh * a.rows + first + i] = row_dot[i] * a.dot_mul;
+    }
+}
+
 template <bool BF16, int DP>
 __device__ __forceinline__ void sa_rowquant_block(const sa_rowquant_args &a, int bx, int bh)
 {
-    constexpr int TPR = DP / 8;
-    constexpr int RPB = SA_PRE_THREADS / TPR;
-    const int b = bh / a.heads, h = bh % a.heads;
-    const int c0 = (threadIdx.x % TPR) * 8;
-    const float *dm = a.dot_mean
-                          ? a.dot_mean + ((size_t)b * (a.heads / a.group) + h / a.group) * DP + c0
-                          : nullptr;
-    float x[SA_RQ_ROWS][8];
-#pragma unroll
-    for (int i = 0; i < SA_RQ_ROWS; ++i) {
-        const int r = (bx * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            x[i][k] = 0.0f;
-        if (r < a.rows)
-            sa_load8<BF16>(sa_row_ptr(a.src, b, h, r), c0, a.d, x[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < SA_RQ_ROWS; ++i) {
-        /* rows_pad is a multiple of SA_RQ_ROWS * RPB: every row group here is in the pad. */
-        const int r = (bx * SA_RQ_ROWS + i) * RPB + threadIdx.x / TPR;
-        if (a.sub_mean && r < a.rows) {
-            const float *m = a.sub_mean + (size_t)bh * DP + c0;
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                x[i][k] = c0 + k < a.d ? x[i][k] - m[k] : 0.0f;
-        }
-        float amax = 0.0f, dot = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            amax = fmaxf(amax, fabsf(x[i][k]));
-            if (dm)
-                dot += x[i][k] * dm[k];
-        }
-#pragma unroll
-        for (int off = 1; off < TPR; off *= 2) {
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-            dot += __shfl_xor_sync(0xffffffffu, dot, off);
-        }
-        if (amax == 0.0f)
-            amax = 1.0f;
-        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-        uint32_t w[2] = {0, 0};
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            int q = __float2int_rn(__fmul_rn(x[i][k], inv));
-            q = max(-127, min(127, q));
-            w[k / 4] |= (uint32_t)(q & 0xff) << (8 * (k % 4));
-        }
-        const size_t row = (size_t)bh * a.rows_pad + r;
-        *(uint2 *)(a.out + (a.core_order ? sa_core_offset<DP>(row, c0) : row * DP + c0)) =
-            make_uint2(w[0], w[1]);
-        if (threadIdx.x % TPR == 0) {
-            a.scale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.scale_mul);
-            if (a.dot_out && r < a.rows)
-                a.dot_out[(size_t)bh * a.rows + r] = dot * a.dot_mul;
-        }
+    if (a.sub_mean) {
+        if (a.d == DP)
+            sa_rowquant_rows<BF16, DP, true, true>(a, bx, bh);
+        else
+            sa_rowquant_rows<BF16, DP, false, true>(a, bx, bh);
+    } else if (a.d == DP) {
+        sa_rowquant_rows<BF16, DP, true, false>(a, bx, bh);
+    } else {
+        sa_rowquant_rows<BF16, DP, false, false>(a, bx, bh);
     }
 }
 
 /* Q's and K's row quantizers in one launch: blockIdx.y < q_bh are Q's (batch, head) pairs, the
  * rest K's; each tensor's blocks past its own padded length exit (gridDim.x covers the longer). */
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_PRE_THREADS)
+__global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     sa_rowquant_kernel(const sa_rowquant_args q, const sa_rowquant_args k, int q_bh)
 {
     constexpr int ROWS = sa_rq_block_rows<DP>();
@@ -295,44 +454,76 @@ __global__ void __launch_bounds__(SA_PRE_THREADS) sa_kquant_grouped_kernel(const
     }
 }
 
+/* Threads of one V -> E4M3 Vᵀ block: one warp per 16 channels of one 64-key tile. */
+template <int DP> __host__ __device__ constexpr int sa_vfp8_threads()
+{
+    return DP * 2;
+}
+
+/* Byte offset in the shared copy of one Vᵀ tile of the tile's output byte `o`: the 16-byte
+ * pieces of each 128-byte line are permuted by the line's index, so that both the 4-byte writes
+ * (8 channels x 4 key groups per instruction) and the 16-byte reads in output order are free of
+ * bank conflicts, in row order and in wgmma's core-matrix order alike. */
+__device__ __forceinline__ int sa_vt_swizzle(int o)
+{
+    return o ^ (((o >> 7) & 7) << 4);
+}
+
+/* V -> E4M3 Vᵀ, one 64-key tile per block. Lane l of warp wp holds channels c0..c0+7 (c0 =
+ * 16 wp + 8 (l / 16)) of the keys {0, 1, 8, 9} + 2 w + 16 g of the tile (g = l / 4 % 4,
+ * w = l % 4): exactly the four keys of word w of the tile's 16-key group g in the permuted order
+ * (perm below), so each of its channels makes one finished 4-byte word of the output. The words
+ * meet in shared memory in the output's byte order and leave in 16-byte stores. Each element is
+ * __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale)), as before: only where it is done changed. */
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_PRE_THREADS)
+__global__ void __launch_bounds__(sa_vfp8_threads<DP>())
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
                    unsigned char *vt, int core_order)
 {
-    constexpr int TPR = DP / 8;
-    __shared__ float tile[SA_CTA_K][DP + 1];
+    constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
+    static_assert(TILE_BYTES % (THREADS * 16) == 0, "whole 16-byte stores per thread");
+    __shared__ __align__(16) unsigned char tile[TILE_BYTES];
     const int bh = blockIdx.y, b = bh / hkv, h = bh % hkv;
     const int t0 = blockIdx.x * SA_CTA_K;
-    const float *vs = vscale + (size_t)bh * DP;
+    const int lane = threadIdx.x % 32, c0 = (threadIdx.x / 32) * 16 + (lane / 16) * 8;
+    const int g = lane / 4 % 4, w = lane % 4;
+    /* Position p of each 16-token group holds token perm[p] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5,
+     * 12, 13, 6, 7, 14, 15}[p] (the FP8 mma's A fragment order): word w holds 2w, 2w+1, 2w+8,
+     * 2w+9. */
+    const int key[4] = {g * 16 + 2 * w, g * 16 + 2 * w + 1, g * 16 + 2 * w + 8, g * 16 + 2 * w + 9};
+    float x[4][8];
 #pragma unroll
-    for (int i = threadIdx.x; i < SA_CTA_K * TPR; i += SA_PRE_THREADS) {
-        const int r = i / TPR, c0 = (i % TPR) * 8;
-        float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (t0 + r < lkv)
-            sa_load8<BF16>(sa_row_ptr(v, b, h, t0 + r), c0, d, x);
+    for (int j = 0; j < 4; ++j) {
 #pragma unroll
         for (int k = 0; k < 8; ++k)
-            tile[r][c0 + k] = __fdiv_rn(x[k], vs[c0 + k]);
+            x[j][k] = 0.0f;
+        if (t0 + key[j] < lkv)
+            sa_load8<BF16>(sa_row_ptr(v, b, h, t0 + key[j]), c0, d, x[j]);
     }
-    __syncthreads();
-    /* Position p of each 16-token group holds token perm[p]: the FP8 mma's A fragment order. */
-    const int perm[16] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
-    for (int i = threadIdx.x; i < DP * (SA_CTA_K / 16); i += SA_PRE_THREADS) {
-        const int c = i / (SA_CTA_K / 16), grp = i % (SA_CTA_K / 16);
-        uint32_t w[4] = {0, 0, 0, 0};
+    const float4 *vs4 = (const float4 *)(vscale + (size_t)bh * DP + c0);
+    const float4 va = vs4[0], vb = vs4[1];
+    const float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
 #pragma unroll
-        for (int p = 0; p < 16; ++p) {
-            const __nv_fp8_storage_t q =
-                __nv_cvt_float_to_fp8(tile[grp * 16 + perm[p]][c], __NV_SATFINITE, __NV_E4M3);
-            w[p / 4] |= (uint32_t)q << (8 * (p % 4));
-        }
+    for (int k = 0; k < 8; ++k) {
+        const int c = c0 + k;
+        /* byte 0: key 2w, byte 1: 2w+1, byte 2: 2w+8, byte 3: 2w+9 */
+        const __nv_fp8x2_storage_t lo = __nv_cvt_float2_to_fp8x2(
+            make_float2(__fdiv_rn(x[0][k], vs[k]), __fdiv_rn(x[1][k], vs[k])), __NV_SATFINITE,
+            __NV_E4M3);
+        const __nv_fp8x2_storage_t hi = __nv_cvt_float2_to_fp8x2(
+            make_float2(__fdiv_rn(x[2][k], vs[k]), __fdiv_rn(x[3][k], vs[k])), __NV_SATFINITE,
+            __NV_E4M3);
         /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous; wgmma's
          * order permutes the 16-byte pieces inside the tile */
         const int at =
-            core_order ? (int)sa_core_offset<SA_CTA_K>(c, grp * 16) : c * SA_CTA_K + grp * 16;
-        *(uint4 *)(vt + ((size_t)bh * lk_pad + t0) * DP + at) = make_uint4(w[0], w[1], w[2], w[3]);
+            (core_order ? (int)sa_core_offset<SA_CTA_K>(c, g * 16) : c * SA_CTA_K + g * 16) + w * 4;
+        *(uint32_t *)(tile + sa_vt_swizzle(at)) = (uint32_t)lo | (uint32_t)hi << 16;
     }
+    __syncthreads();
+    unsigned char *out = vt + ((size_t)bh * lk_pad + t0) * DP;
+#pragma unroll
+    for (int o = threadIdx.x * 16; o < TILE_BYTES; o += THREADS * 16)
+        *(uint4 *)(out + o) = *(const uint4 *)(tile + sa_vt_swizzle(o));
 }
 
 /* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
@@ -384,7 +575,6 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
                                                    v_max);
 
     constexpr int RPB = sa_rq_block_rows<DP>(); /* rows per block */
-    static_assert(SA_CTA_K % RPB == 0, "padded lengths must split into whole blocks");
     sa_rowquant_args q = {};
     q.src = sa_view(p->q, p->qs);
     q.heads = p->hq;
@@ -432,9 +622,10 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
             <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, bhk);
     }
     if (fp8)
-        sa_vfp8_kernel<BF16, DP><<<dim3(w->lk_pad / SA_CTA_K, bhk), SA_PRE_THREADS, 0, stream>>>(
-            vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt),
-            sa_mode_wgmma_layout(p->mode));
+        sa_vfp8_kernel<BF16, DP>
+            <<<dim3(w->lk_pad / SA_CTA_K, bhk), sa_vfp8_threads<DP>(), 0, stream>>>(
+                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt),
+                sa_mode_wgmma_layout(p->mode));
     return cudaGetLastError();
 }
 

@@ -1,0 +1,237 @@
+"""Are two builds of libsageattn bit-identical in what the int8 modes compute, and how fast is each?
+
+python3 bench/prepass_same.py --lib-a A/libsageattn.so --lib-b B/libsageattn.so [--quick]
+                              [--json OUT.json] [--skip-timing]
+
+Made to check a change of the pre-pass (kernels/src/attn/quant.cu) that must keep every bit: both
+libraries run the same inputs in one process (each through its own handle), and per call this
+compares O, the LSE and the whole workspace the call left behind (zeroed before each call, so the
+bytes no kernel writes compare equal): K mean, V scales, int8 Q/K and their scales, the E4M3 Vᵀ
+and the LSE's q·k̄ term, in the order each mode stores them. Every int8 mode the GPU runs, over
+fp16/bf16, D 40/64/96/128, HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or not, with
+and without the LSE. Exit 1 when any finite case differs (non-finite inputs are reported apart).
+
+Timing (unless --skip-timing): the whole call, median of 20 after warm-up, A and B interleaved,
+at D=128 L=1024 B=16 H=32, D=64 L=1024 B=16 H=32 and D=128 L=16384 B=1 H=32 (fp16, HND, not
+causal); the attention kernel is the same source in both, so the difference is the pre-pass.
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sageattn_ctypes import SageAttn  # noqa: E402
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# (Lq, Lkv): equal lengths around the tiles (64 keys, 128 queries, 256-row statistics chunks)
+# and unequal ones (decode-like Lq=1, Lq < Lkv with several statistics chunks).
+LENGTHS = [(1, 1), (77, 77), (1000, 1000), (1024, 1024), (4113, 4113), (1, 1000), (300, 4113)]
+QUICK_LENGTHS = [(77, 77), (1024, 1024), (300, 4113)]
+
+
+def int8_modes(sa):
+    return [m for m in sa.modes if m not in ("auto", "fp16")]
+
+
+def make_qkv(b, hq, hkv, lq, lk, d, layout, dtype, kind, seed):
+    """Inputs with per-channel offsets in K (the mean matters) and a spread of magnitudes in V
+    (the per-channel scales differ); kind "nonfinite" plants an inf and a NaN in K and V."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(b, hq, lq, d, generator=g, device="cuda") * 2.0
+    k = torch.randn(b, hkv, lk, d, generator=g, device="cuda")
+    k = k + 8.0 * torch.randn(1, hkv, 1, d, generator=g, device="cuda")
+    v = torch.randn(b, hkv, lk, d, generator=g, device="cuda")
+    v = v * torch.exp(2.0 * torch.randn(1, hkv, 1, d, generator=g, device="cuda"))
+    if kind == "large":  # fp16's range: |x| up to ~60000
+        q, k, v = (t / t.abs().amax() * 60000.0 for t in (q, k, v))
+    if kind == "nonfinite":
+        k[0, 0, lk // 2, 0] = float("inf")
+        k[0, -1, lk - 1, d - 1] = float("nan")
+        v[0, 0, 0, 1 % d] = float("nan")
+        v[-1, -1, lk // 3, d // 2] = float("-inf")
+    q, k, v = (t.to(dtype) for t in (q, k, v))
+    if layout == "NHD":
+        q, k, v = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+    return q, k, v
+
+
+def run_one(sa, q, k, v, layout, causal, mode, want_lse):
+    """One call with a zeroed workspace; returns O, the LSE (or None) and the workspace bytes."""
+    o = torch.full_like(q, float("nan"))
+    lse = None
+    if want_lse:
+        hd, ld = (1, 2) if layout == "HND" else (2, 1)
+        lse = torch.full((q.shape[0], q.shape[hd], q.shape[ld]), float("nan"), device="cuda",
+                         dtype=torch.float32)
+    p = sa.params(q, k, v, o, layout, causal, mode, lse)
+    ws, n = sa.workspace(p)
+    ws.zero_()
+    sa.run(p)
+    return o, lse, ws[:n].clone()
+
+
+def first_diff(a, b):
+    """Where two byte tensors first differ, and how many bytes do."""
+    ne = (a != b).nonzero()
+    return {"bytes_differing": int(ne.numel()), "first_at": int(ne[0, 0]) if ne.numel() else -1}
+
+
+def same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+def cases(quick):
+    lengths = QUICK_LENGTHS if quick else LENGTHS
+    for dtype in DTYPES:
+        for d in (40, 64, 96, 128):
+            for layout in ("HND", "NHD"):
+                for hq, hkv in ((2, 2), (8, 2)):
+                    for lq, lk in lengths:
+                        yield dtype, d, layout, hq, hkv, lq, lk, "random"
+    # fp16 at its range, and non-finite inputs (reported apart)
+    for kind in ("large", "nonfinite"):
+        for d in (64, 128):
+            for layout in ("HND", "NHD"):
+                yield "fp16", d, layout, 4, 2, 1000, 1000, kind
+
+
+def try_run(sa, *args):
+    try:
+        return run_one(sa, *args), None
+    except RuntimeError as e:  # the library refuses the call (a mode this GPU does not run)
+        return None, str(e)[:160]
+
+
+def compare(sa_a, sa_b, quick, log):
+    modes = [m for m in int8_modes(sa_a) if m in sa_b.modes]
+    ran = {m: 0 for m in modes}
+    results = []
+    n_fail = n_nonfinite_fail = n_run = n_refused = 0
+    for ci, (dt, d, layout, hq, hkv, lq, lk, kind) in enumerate(cases(quick)):
+        q, k, v = make_qkv(2, hq, hkv, lq, lk, d, layout, DTYPES[dt], kind, seed=1000 + ci)
+        for mode in modes:
+            for causal in (False, True):
+                for want_lse in (False, True):
+                    name = "%s %s D=%d %s Hq=%d Hkv=%d Lq=%d Lkv=%d %s%s %s" % (
+                        mode, dt, d, layout, hq, hkv, lq, lk, "causal" if causal else "full",
+                        " lse" if want_lse else "", kind)
+                    call = (q, k, v, layout, causal, mode, want_lse)
+                    ra, ea = try_run(sa_a, *call)
+                    rb, eb = try_run(sa_b, *call)
+                    if ea and eb:  # both refuse: the same answer
+                        n_refused += 1
+                        continue
+                    n_run += 1
+                    ran[mode] += 1
+                    if ea or eb:
+                        r = {"case": name, "o": False, "lse": False, "workspace": False,
+                             "error_a": ea, "error_b": eb}
+                    else:
+                        (oa, la, wa), (ob, lb, wb) = ra, rb
+                        r = {"case": name, "o": same(oa, ob), "lse": same(la, lb),
+                             "workspace": same(wa, wb)}
+                        if not r["workspace"] and wa.shape == wb.shape:
+                            r["workspace_diff"] = first_diff(wa, wb)
+                    if not (r["o"] and r["lse"] and r["workspace"]):
+                        if kind == "nonfinite":
+                            n_nonfinite_fail += 1
+                        else:
+                            n_fail += 1
+                        log("DIFF %s: o %s lse %s workspace %s %s%s" % (
+                            name, r["o"], r["lse"], r["workspace"], r.get("workspace_diff", ""),
+                            " errors: %s | %s" % (ea, eb) if ea or eb else ""))
+                    results.append(r)
+        del q, k, v
+    torch.cuda.empty_cache()
+    return {"modes": [m for m in modes if ran[m]], "skipped_modes": [m for m in modes if not ran[m]],
+            "calls_compared": n_run, "calls_refused_by_both": n_refused,
+            "finite_differing": n_fail, "nonfinite_differing": n_nonfinite_fail,
+            "cases": results}
+
+
+def timing(sa_a, sa_b, log):
+    shapes = [(128, 1024, 16), (64, 1024, 16), (128, 16384, 1)]
+    modes = [m for m in ("int8-fp8-wgmma", "int8-fp8", "int8-fp16") if m in sa_a.modes]
+    rows = []
+    for d, L, b in shapes:
+        q, k, v = make_qkv(b, 32, 32, L, L, d, "HND", torch.float16, "random", seed=7)
+        for mode in modes:
+            o = torch.empty_like(q)
+            pa = sa_a.params(q, k, v, o, "HND", False, mode)
+            pb = sa_b.params(q, k, v, o, "HND", False, mode)
+            try:
+                sa_a.run(pa)
+                sa_b.run(pb)
+            except RuntimeError as e:
+                log("timing: %s skipped: %s" % (mode, str(e)[:120]))
+                continue
+            for _ in range(5):
+                sa_a.run(pa)
+                sa_b.run(pb)
+            torch.cuda.synchronize()
+            ts = {"a": [], "b": []}
+            for _ in range(20):
+                for key, sa, p in (("a", sa_a, pa), ("b", sa_b, pb)):
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+                        enable_timing=True)
+                    s.record()
+                    sa.run(p)
+                    e.record()
+                    e.synchronize()
+                    ts[key].append(s.elapsed_time(e) * 1000.0)
+            med = {key: sorted(t)[len(t) // 2] for key, t in ts.items()}
+            row = {"mode": mode, "d": d, "l": L, "b": b, "h": 32, "us_a": med["a"],
+                   "us_b": med["b"], "saved_us": med["a"] - med["b"]}
+            rows.append(row)
+            log("%-15s D=%-3d L=%-5d B=%-2d H=32 | A %9.1f us | B %9.1f us | B-A %+8.1f us "
+                "(%+.1f %%)" % (mode, d, L, b, med["a"], med["b"], med["b"] - med["a"],
+                               100.0 * (med["b"] - med["a"]) / med["a"]))
+        del q, k, v
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib-a", required=True, help="the reference build (main)")
+    ap.add_argument("--lib-b", required=True, help="the build under test")
+    ap.add_argument("--quick", action="store_true", help="fewer lengths")
+    ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--json", help="write every case's result here")
+    args = ap.parse_args()
+    if os.path.realpath(args.lib_a) == os.path.realpath(args.lib_b):
+        sys.exit("prepass_same.py: --lib-a and --lib-b are the same file")
+
+    def log(s):
+        print(s, flush=True)
+
+    sa_a, sa_b = SageAttn(args.lib_a), SageAttn(args.lib_b)
+    log("GPU %s; A %s (%s); B %s (%s)" % (
+        torch.cuda.get_device_name(0), args.lib_a, sa_a.lib.sageattn_built_archs().decode(),
+        args.lib_b, sa_b.lib.sageattn_built_archs().decode()))
+    res = {"lib_a": args.lib_a, "lib_b": args.lib_b, "gpu": torch.cuda.get_device_name(0)}
+    res["same"] = compare(sa_a, sa_b, args.quick, log)
+    s = res["same"]
+    log("bit-identical check: %d calls over modes %s (skipped: %s); finite cases differing: %d; "
+        "non-finite cases differing: %d" % (s["calls_compared"], ",".join(s["modes"]),
+                                            ",".join(s["skipped_modes"]) or "none",
+                                            s["finite_differing"], s["nonfinite_differing"]))
+    if not args.skip_timing:
+        res["timing"] = timing(sa_a, sa_b, log)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    ok = s["calls_compared"] > 0 and s["finite_differing"] == 0
+    log("RESULT: %s" % ("bit-identical" if ok else "DIFFERENT (or nothing compared)"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
