@@ -469,61 +469,110 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
     return o ^ (((o >> 7) & 7) << 4);
 }
 
-/* V -> E4M3 Vᵀ, one 64-key tile per block. Lane l of warp wp holds channels c0..c0+7 (c0 =
- * 16 wp + 8 (l / 16)) of the keys {0, 1, 8, 9} + 2 w + 16 g of the tile (g = l / 4 % 4,
- * w = l % 4): exactly the four keys of word w of the tile's 16-key group g in the permuted order
- * (perm below), so each of its channels makes one finished 4-byte word of the output. The words
- * meet in shared memory in the output's byte order and leave in 16-byte stores. Each element is
- * __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale)), as before: only where it is done changed. */
-template <bool BF16, int DP>
-__global__ void __launch_bounds__(sa_vfp8_threads<DP>())
-    sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
-                   unsigned char *vt, int core_order)
+/* 64-key tiles of one (batch, kv head) that one V -> E4M3 Vᵀ block converts, one after the
+ * other with the next tile's loads in flight. */
+#define SA_VT_TILES 4
+/* 64 registers on sm_90, as the other pre-pass kernels (blocks of 256 threads at D=128, 128 at
+ * D=64); elsewhere 85 (sm_120a's division needs a few more registers: 64 spill there). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+#define SA_VT_MIN_BLOCKS (SA_PRE_MIN_BLOCKS * SA_PRE_THREADS / sa_vfp8_threads<DP>())
+#else
+#define SA_VT_MIN_BLOCKS ((SA_PRE_MIN_BLOCKS - 1) * SA_PRE_THREADS / sa_vfp8_threads<DP>())
+#endif
+
+/* V -> E4M3 Vᵀ of tiles tile0.. of (batch, kv head) bh. Lane l of warp wp holds channels
+ * c0..c0+7 (c0 = 16 wp + 8 (l / 16)) of the keys {0, 1, 8, 9} + 2 w + 16 g of a tile (g = l / 4
+ * % 4, w = l % 4): exactly the four keys of word w of the tile's 16-key group g in the permuted
+ * order (perm below), so each of its channels makes one finished 4-byte word of the output. The
+ * words meet in shared memory (two buffers: one barrier per tile) in the output's byte order and
+ * leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale)), as it
+ * was: only where it is done changed. FULL: d == DP. */
+template <bool BF16, int DP, bool FULL>
+__device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
+                                              int lkv, int lk_pad, int d, const float *vscale,
+                                              unsigned char *vt, int core_order)
 {
     constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
     static_assert(TILE_BYTES % (THREADS * 16) == 0, "whole 16-byte stores per thread");
-    __shared__ __align__(16) unsigned char tile[TILE_BYTES];
-    const int bh = blockIdx.y, b = bh / hkv, h = bh % hkv;
-    const int t0 = blockIdx.x * SA_CTA_K;
+    __shared__ __align__(16) unsigned char tile[2][TILE_BYTES];
     const int lane = threadIdx.x % 32, c0 = (threadIdx.x / 32) * 16 + (lane / 16) * 8;
     const int g = lane / 4 % 4, w = lane % 4;
     /* Position p of each 16-token group holds token perm[p] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5,
      * 12, 13, 6, 7, 14, 15}[p] (the FP8 mma's A fragment order): word w holds 2w, 2w+1, 2w+8,
      * 2w+9. */
     const int key[4] = {g * 16 + 2 * w, g * 16 + 2 * w + 1, g * 16 + 2 * w + 8, g * 16 + 2 * w + 9};
-    float x[4][8];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            x[j][k] = 0.0f;
-        if (t0 + key[j] < lkv)
-            sa_load8<BF16>(sa_row_ptr(v, b, h, t0 + key[j]), c0, d, x[j]);
-    }
+    const int tile0 = blockIdx.x * SA_VT_TILES;
+    const int ntile = min(SA_VT_TILES, lk_pad / SA_CTA_K - tile0);
+    const char *src = v.base + b * v.sb + h * v.sh;
+    /* read again per tile (an L1 hit): 8 registers fewer while the next tile's loads wait */
     const float4 *vs4 = (const float4 *)(vscale + (size_t)bh * DP + c0);
-    const float4 va = vs4[0], vb = vs4[1];
-    const float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
+    /* a partial d loads channel by channel: then without the next tile's loads in flight */
+    uint4 cur[4], nxt[4];
+    const auto load_tile = [&](uint4 raw[4], int tl) {
+        const int t = tl * SA_CTA_K + key[0];
+        const char *row = src + t * v.st;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        const int c = c0 + k;
-        /* byte 0: key 2w, byte 1: 2w+1, byte 2: 2w+8, byte 3: 2w+9 */
-        const __nv_fp8x2_storage_t lo = __nv_cvt_float2_to_fp8x2(
-            make_float2(__fdiv_rn(x[0][k], vs[k]), __fdiv_rn(x[1][k], vs[k])), __NV_SATFINITE,
-            __NV_E4M3);
-        const __nv_fp8x2_storage_t hi = __nv_cvt_float2_to_fp8x2(
-            make_float2(__fdiv_rn(x[2][k], vs[k]), __fdiv_rn(x[3][k], vs[k])), __NV_SATFINITE,
-            __NV_E4M3);
-        /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous; wgmma's
-         * order permutes the 16-byte pieces inside the tile */
-        const int at =
-            (core_order ? (int)sa_core_offset<SA_CTA_K>(c, g * 16) : c * SA_CTA_K + g * 16) + w * 4;
-        *(uint32_t *)(tile + sa_vt_swizzle(at)) = (uint32_t)lo | (uint32_t)hi << 16;
+        for (int j = 0; j < 4; ++j) {
+            const int dt = key[j] - key[0]; /* 0, 1, 8, 9 */
+            raw[j] =
+                t + dt < lkv ? sa_load8_bits<FULL>(row + dt * v.st, c0, d) : make_uint4(0, 0, 0, 0);
+        }
+    };
+    if (FULL)
+        load_tile(cur, tile0);
+#pragma unroll 1
+    for (int i = 0; i < ntile; ++i) {
+        if (!FULL)
+            load_tile(cur, tile0 + i);
+        else if (i + 1 < ntile)
+            load_tile(nxt, tile0 + i + 1);
+        unsigned char *buf = tile[i & 1];
+        const float4 va = vs4[0], vb = vs4[1];
+        const float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            float x[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const uint32_t u[4] = {cur[j].x, cur[j].y, cur[j].z, cur[j].w};
+                x[j] = __fdiv_rn(sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2)))), vs[k]);
+            }
+            /* byte 0: key 2w, byte 1: 2w+1, byte 2: 2w+8, byte 3: 2w+9 */
+            const __nv_fp8x2_storage_t lo =
+                __nv_cvt_float2_to_fp8x2(make_float2(x[0], x[1]), __NV_SATFINITE, __NV_E4M3);
+            const __nv_fp8x2_storage_t hi =
+                __nv_cvt_float2_to_fp8x2(make_float2(x[2], x[3]), __NV_SATFINITE, __NV_E4M3);
+            /* tile-major: [bh][tile][channel][64 keys], so one key tile is contiguous; wgmma's
+             * order permutes the 16-byte pieces inside the tile */
+            const int c = c0 + k;
+            const int at =
+                (core_order ? (int)sa_core_offset<SA_CTA_K>(c, g * 16) : c * SA_CTA_K + g * 16) +
+                w * 4;
+            *(uint32_t *)(buf + sa_vt_swizzle(at)) = (uint32_t)lo | (uint32_t)hi << 16;
+        }
+        __syncthreads();
+        unsigned char *out = vt + ((size_t)bh * lk_pad + (tile0 + i) * SA_CTA_K) * DP;
+#pragma unroll
+        for (int o = threadIdx.x * 16; o < TILE_BYTES; o += THREADS * 16)
+            *(uint4 *)(out + o) = *(const uint4 *)(buf + sa_vt_swizzle(o));
+        if (FULL) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                cur[j] = nxt[j];
+        }
     }
-    __syncthreads();
-    unsigned char *out = vt + ((size_t)bh * lk_pad + t0) * DP;
-#pragma unroll
-    for (int o = threadIdx.x * 16; o < TILE_BYTES; o += THREADS * 16)
-        *(uint4 *)(out + o) = *(const uint4 *)(tile + sa_vt_swizzle(o));
+}
+
+/* FULL (d == DP) and the rest are separate kernels: inlined side by side in one, their
+ * registers add up past 64. */
+template <bool BF16, int DP, bool FULL>
+__global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
+    sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
+                   unsigned char *vt, int core_order)
+{
+    const int bh = blockIdx.y;
+    sa_vfp8_tiles<BF16, DP, FULL>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vt,
+                                  core_order);
 }
 
 /* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
@@ -621,11 +670,17 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         sa_rowquant_kernel<BF16, DP>
             <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, bhk);
     }
-    if (fp8)
-        sa_vfp8_kernel<BF16, DP>
-            <<<dim3(w->lk_pad / SA_CTA_K, bhk), sa_vfp8_threads<DP>(), 0, stream>>>(
-                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, (unsigned char *)(ws + w->vt),
-                sa_mode_wgmma_layout(p->mode));
+    if (fp8) {
+        const dim3 grid((w->lk_pad / SA_CTA_K + SA_VT_TILES - 1) / SA_VT_TILES, bhk);
+        unsigned char *vt = (unsigned char *)(ws + w->vt);
+        const int core = sa_mode_wgmma_layout(p->mode);
+        if (p->d == DP)
+            sa_vfp8_kernel<BF16, DP, true><<<grid, sa_vfp8_threads<DP>(), 0, stream>>>(
+                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vt, core);
+        else
+            sa_vfp8_kernel<BF16, DP, false><<<grid, sa_vfp8_threads<DP>(), 0, stream>>>(
+                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vt, core);
+    }
     return cudaGetLastError();
 }
 
