@@ -16,9 +16,14 @@
 
 #define SA_PRE_THREADS 256
 #define SA_MAX_GRID_Y 65535
-/* Blocks per SM the pre-pass kernels' register budgets are sized for (64 registers at 256
- * threads): 32 warps, enough loads in flight to keep HBM busy. */
+/* Blocks of 256 threads per SM the pre-pass kernels' register budgets are sized for: on sm_90
+ * (where they were measured) 4, 64 registers, 32 warps with enough loads in flight to keep HBM
+ * busy; elsewhere 3 (85 registers): at 64, sm_80's and sm_120a's code spill. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
 #define SA_PRE_MIN_BLOCKS 4
+#else
+#define SA_PRE_MIN_BLOCKS 3
+#endif
 
 /* 8 channels starting at c0 of one row, as floats; channels >= d read as 0. The 16-byte load is
  * used only when all 8 are in bounds (rows are 16-byte aligned, checked by the API). */
@@ -210,11 +215,11 @@ struct sa_rowquant_args {
 };
 
 /* Rows of one block of the row quantizer: every padded length is a multiple of SA_CTA_K, so a
- * block's last rows may lie past the pad by whole groups of SA_RQ_GROUP passes, which it skips. */
+ * block's last rows may lie past the pad by whole passes, which it skips. */
 #define SA_RQ_BLOCK_ROWS 128
 /* Passes (of SA_PRE_THREADS / (DP / 8) rows) whose loads are issued together; the next group's
  * loads are issued before this group is quantized. */
-#define SA_RQ_GROUP 2
+#define SA_RQ_GROUP 4
 
 template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
 {
@@ -247,16 +252,17 @@ __device__ __forceinline__ uint32_t sa_pack_low_bytes(uint32_t a, uint32_t b, ui
 template <bool BF16, int DP, bool FULL, bool SUB>
 __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int bx, int bh)
 {
-    constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, G = SA_RQ_GROUP;
+    /* a partial d loads channel by channel: one row of those at a time */
+    constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, G = FULL ? SA_RQ_GROUP : 1;
     constexpr int NGROUP = SA_RQ_BLOCK_ROWS / (RPP * G);
-    static_assert(SA_CTA_K % (RPP * G) == 0 && SA_RQ_BLOCK_ROWS % (RPP * G) == 0,
-                  "padded lengths end on whole groups");
+    static_assert(SA_CTA_K % RPP == 0 && SA_RQ_BLOCK_ROWS % (RPP * G) == 0,
+                  "padded lengths end on whole passes, blocks on whole groups");
     static_assert(RPP % 8 == 0, "a pass moves whole core-matrix row groups");
     __shared__ float row_amax[SA_RQ_BLOCK_ROWS], row_dot[SA_RQ_BLOCK_ROWS];
     const int b = bh / a.heads, h = bh % a.heads;
     const int c0 = (threadIdx.x % TPR) * 8, lr = threadIdx.x / TPR;
     const int first = bx * SA_RQ_BLOCK_ROWS;
-    const int nrows = min(SA_RQ_BLOCK_ROWS, a.rows_pad - first); /* a multiple of RPP * G */
+    const int nrows = min(SA_RQ_BLOCK_ROWS, a.rows_pad - first); /* a multiple of RPP */
     const char *src = a.src.base + b * a.src.sb + h * a.src.sh + (first + lr) * a.src.st;
     const int64_t src_step = RPP * a.src.st;
     /* RPP rows further is RPP * DP bytes further in both orders (RPP is a multiple of 8) */
@@ -286,7 +292,7 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
     for (int gi = 0; gi < NGROUP; ++gi) {
         if (gi * G * RPP >= nrows)
             break; /* the rest of the block is past the pad (uniform in the block) */
-        if (gi + 1 < NGROUP) {
+        if (gi + 1 < NGROUP && (gi + 1) * G * RPP < nrows) {
 #pragma unroll
             for (int i = 0; i < G; ++i) {
                 const int p = (gi + 1) * G + i;
@@ -298,6 +304,8 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
 #pragma unroll
         for (int i = 0; i < G; ++i) {
             const int p = gi * G + i, r = first + lr + p * RPP;
+            if (p * RPP >= nrows)
+                break; /* past the pad (uniform in the block) */
             const uint32_t u[4] = {cur[i].x, cur[i].y, cur[i].z, cur[i].w};
             float x[8];
 #pragma unroll
@@ -358,24 +366,20 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
     }
 }
 
-template <bool BF16, int DP>
+template <bool BF16, int DP, bool FULL>
 __device__ __forceinline__ void sa_rowquant_block(const sa_rowquant_args &a, int bx, int bh)
 {
-    if (a.sub_mean) {
-        if (a.d == DP)
-            sa_rowquant_rows<BF16, DP, true, true>(a, bx, bh);
-        else
-            sa_rowquant_rows<BF16, DP, false, true>(a, bx, bh);
-    } else if (a.d == DP) {
-        sa_rowquant_rows<BF16, DP, true, false>(a, bx, bh);
-    } else {
-        sa_rowquant_rows<BF16, DP, false, false>(a, bx, bh);
-    }
+    if (a.sub_mean)
+        sa_rowquant_rows<BF16, DP, FULL, true>(a, bx, bh);
+    else
+        sa_rowquant_rows<BF16, DP, FULL, false>(a, bx, bh);
 }
 
 /* Q's and K's row quantizers in one launch: blockIdx.y < q_bh are Q's (batch, head) pairs, the
- * rest K's; each tensor's blocks past its own padded length exit (gridDim.x covers the longer). */
-template <bool BF16, int DP>
+ * rest K's; each tensor's blocks past its own padded length exit (gridDim.x covers the longer).
+ * FULL (d == DP, Q's and K's alike) and the rest are separate kernels: inlined side by side in
+ * one, their registers add up past 64. */
+template <bool BF16, int DP, bool FULL>
 __global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     sa_rowquant_kernel(const sa_rowquant_args q, const sa_rowquant_args k, int q_bh)
 {
@@ -383,10 +387,20 @@ __global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     const int bx = blockIdx.x, by = blockIdx.y;
     if (by < q_bh) {
         if (bx * ROWS < q.rows_pad)
-            sa_rowquant_block<BF16, DP>(q, bx, by);
+            sa_rowquant_block<BF16, DP, FULL>(q, bx, by);
     } else if (bx * ROWS < k.rows_pad) {
-        sa_rowquant_block<BF16, DP>(k, bx, by - q_bh);
+        sa_rowquant_block<BF16, DP, FULL>(k, bx, by - q_bh);
     }
+}
+
+template <bool BF16, int DP>
+static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_rowquant_args &k,
+                               int q_bh, cudaStream_t stream)
+{
+    if (k.d == DP)
+        sa_rowquant_kernel<BF16, DP, true><<<grid, SA_PRE_THREADS, 0, stream>>>(q, k, q_bh);
+    else
+        sa_rowquant_kernel<BF16, DP, false><<<grid, SA_PRE_THREADS, 0, stream>>>(q, k, q_bh);
 }
 
 /* int8-fp8-wgmma's K with SA_H_KGROUP (sa_internal.h): one block per 64-key tile of one kv head.
@@ -472,13 +486,8 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
 /* 64-key tiles of one (batch, kv head) that one V -> E4M3 Vᵀ block converts, one after the
  * other with the next tile's loads in flight. */
 #define SA_VT_TILES 4
-/* 64 registers on sm_90, as the other pre-pass kernels (blocks of 256 threads at D=128, 128 at
- * D=64); elsewhere 85 (sm_120a's division needs a few more registers: 64 spill there). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+/* As the other pre-pass kernels (blocks of 256 threads at D=128, 128 at D=64). */
 #define SA_VT_MIN_BLOCKS (SA_PRE_MIN_BLOCKS * SA_PRE_THREADS / sa_vfp8_threads<DP>())
-#else
-#define SA_VT_MIN_BLOCKS ((SA_PRE_MIN_BLOCKS - 1) * SA_PRE_THREADS / sa_vfp8_threads<DP>())
-#endif
 
 /* V -> E4M3 Vᵀ of tiles tile0.. of (batch, kv head) bh. Lane l of warp wp holds channels
  * c0..c0+7 (c0 = 16 wp + 8 (l / 16)) of the keys {0, 1, 8, 9} + 2 w + 16 g of a tile (g = l / 4
@@ -590,8 +599,8 @@ static bool sa_kquant_grouped_launch(const struct sa_problem *p, const struct sa
         sa_kquant_grouped_kernel<BF16, DP>
             <<<dim3(w->lk_pad / SA_CTA_K, p->batch * p->hkv), SA_PRE_THREADS, 0, stream>>>(k);
         if (with_q)
-            sa_rowquant_kernel<BF16, DP><<<dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq),
-                                           SA_PRE_THREADS, 0, stream>>>(q, q, p->batch * p->hq);
+            sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
+                                         p->batch * p->hq, stream);
         return true;
     } else {
         (void)p, (void)w, (void)q, (void)k, (void)with_q, (void)stream;
@@ -658,17 +667,13 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, stream)) {
         /* K by groups, Q by rows if wanted */
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
-        sa_rowquant_kernel<BF16, DP>
-            <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, 0);
+        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, stream);
     } else if (bhq + bhk <= SA_MAX_GRID_Y) {
         const int blocks_x = (max(w->lq_pad, w->lk_pad) + RPB - 1) / RPB;
-        sa_rowquant_kernel<BF16, DP>
-            <<<dim3(blocks_x, bhq + bhk), SA_PRE_THREADS, 0, stream>>>(q, k, bhq);
+        sa_rowquant_launch<BF16, DP>(dim3(blocks_x, bhq + bhk), q, k, bhq, stream);
     } else { /* beyond the grid's y limit together: one launch each */
-        sa_rowquant_kernel<BF16, DP>
-            <<<dim3((w->lq_pad + RPB - 1) / RPB, bhq), SA_PRE_THREADS, 0, stream>>>(q, q, bhq);
-        sa_rowquant_kernel<BF16, DP>
-            <<<dim3((w->lk_pad + RPB - 1) / RPB, bhk), SA_PRE_THREADS, 0, stream>>>(k, k, bhk);
+        sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, stream);
+        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, bhk, stream);
     }
     if (fp8) {
         const dim3 grid((w->lk_pad / SA_CTA_K + SA_VT_TILES - 1) / SA_VT_TILES, bhk);
