@@ -1,13 +1,12 @@
 #!/bin/bash
 # The pre-pass (kernels/src/attn/quant.cu) of two builds on one GPU, in one device call:
-#   bash bench/build.sh .gpu/prepass-a sm_90a     # here, in a checkout of main (the reference)
-#   bash bench/build.sh .gpu/prepass-b sm_90a     # here, in a checkout of the change
+#   bash bench/prepare_prepass.sh    # here: .gpu/prepass-a (the reference quant.cu), .gpu/prepass-b
 #   bash bench/device_prepass.sh .gpu/prepass-a/libsageattn.so .gpu/prepass-b/libsageattn.so
 # (there, from the repository root; carry both libraries). Runs bench/prepass_same.py (every
 # int8 mode: O, LSE and the whole workspace bit for bit; then whole-call timings, A and B
 # interleaved), then ncu's SpeedOfLight of the sa_ kernels of one int8-fp8-wgmma call at D=128
 # L=1024 B=16 H=32 for each library. Writes $OUT/summary.txt, $OUT/same.txt, $OUT/same.json,
-# $OUT/ncu_a.csv, $OUT/ncu_b.csv and $OUT/gpu.txt. Exit 1 when the outputs differ.
+# $OUT/ncu_a.csv, $OUT/ncu_b.csv, $OUT/ncu.log and $OUT/gpu.txt. Exit 1 when the outputs differ.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 A=${1:?usage: bench/device_prepass.sh LIB_A LIB_B}
@@ -28,7 +27,7 @@ for x in a b; do
     [ $x = b ] && lib=$B
     timeout 90 ncu --csv --section SpeedOfLight -k regex:sa_ --log-file "$OUT/ncu_$x.csv" \
         python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma --len 1024 --batch 16 \
-        >"$OUT/ncu_$x.log" 2>&1
+        >>"$OUT/ncu.log" 2>&1
     el "ncu $x rc=$?"
 done
 {
