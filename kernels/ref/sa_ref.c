@@ -112,6 +112,7 @@ struct kv_operands {
     float *kmean;  /* [dp] (zeros when not smoothing) */
     float *v;      /* [lkv][dp]: input values, or E4M3 values (int8-fp8) */
     float *vscale; /* [dp]: 1 except int8-fp8 */
+    float *vmean;  /* [dp]: added to O (zeros unless smoothing V) */
 };
 
 static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg, int b, int hk,
@@ -141,19 +142,30 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
         quantize_lane_groups(kv->k, lkv, dp, cfg->k_tile, kv->kq, kv->kscale);
     else if (quantized)
         quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
-    for (int c = 0; c < dp; c++)
+    for (int c = 0; c < dp; c++) {
         kv->vscale[c] = 1.0f;
+        kv->vmean[c] = 0.0f;
+    }
     if (sa_mode_pv_fp8(cfg->mode)) {
         for (int c = 0; c < dp; c++) {
-            float amax = 0.0f;
-            for (int j = 0; j < lkv; j++)
-                amax = fmaxf(amax, fabsf(kv->v[(size_t)j * dp + c]));
-            kv->vscale[c] = amax > 0.0f ? amax / cfg->fp8_v_scale_max : 1.0f;
+            float hi = -INFINITY, lo = INFINITY;
+            double sum = 0.0;
+            for (int j = 0; j < lkv; j++) {
+                hi = fmaxf(hi, kv->v[(size_t)j * dp + c]);
+                lo = fminf(lo, kv->v[(size_t)j * dp + c]);
+                sum += kv->v[(size_t)j * dp + c];
+            }
+            if (cfg->smooth_v && lkv > 0 && sa_hopper_uses_ws(dp, lkv))
+                kv->vmean[c] = (float)(sum / lkv);
+            /* the absmax of V less its mean (of V itself when not smoothing) */
+            float range = fmaxf(fmaxf(hi - kv->vmean[c], kv->vmean[c] - lo), 0.0f);
+            kv->vscale[c] = range > 0.0f ? range / cfg->fp8_v_scale_max : 1.0f;
         }
         for (int j = 0; j < lkv; j++)
             for (int c = 0; c < dp; c++) {
                 size_t e = (size_t)j * dp + c;
-                kv->v[e] = sa_e4m3_to_f32(sa_f32_to_e4m3(kv->v[e] / kv->vscale[c]));
+                kv->v[e] =
+                    sa_e4m3_to_f32(sa_f32_to_e4m3((kv->v[e] - kv->vmean[c]) / kv->vscale[c]));
             }
     }
 }
@@ -257,7 +269,7 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
         mt = mt_new;
     }
     for (int c = 0; c < p->head_dim; c++)
-        o_row[c] = nkeys == 0 ? 0.0f : w->acc[c] * kv->vscale[c] / (p_scale * l);
+        o_row[c] = nkeys == 0 ? 0.0f : w->acc[c] * kv->vscale[c] / (p_scale * l) + kv->vmean[c];
     *lse = nkeys == 0 ? -INFINITY : SA_LN2 * (mt * qs + log2f(l)) + q_dot_kmean;
 }
 
@@ -278,6 +290,7 @@ static void free_buffers(struct ref_buffers *r)
     free(r->kv.kmean);
     free(r->kv.v);
     free(r->kv.vscale);
+    free(r->kv.vmean);
     free(r->qf);
     free(r->qq);
     free(r->qscale);
@@ -298,6 +311,7 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->kv.kmean = malloc(sizeof(float) * (size_t)dp);
     r->kv.v = malloc(sizeof(float) * kvn);
     r->kv.vscale = malloc(sizeof(float) * (size_t)dp);
+    r->kv.vmean = malloc(sizeof(float) * (size_t)dp);
     r->qf = malloc(sizeof(float) * qn);
     r->qq = malloc(qn);
     r->qscale = malloc(sizeof(float) * (size_t)p->q_len);
@@ -306,8 +320,9 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->w.acc = malloc(sizeof(float) * (size_t)dp);
     r->w.tile = malloc(sizeof(float) * (size_t)dp);
     r->w.group = malloc(sizeof(double) * (size_t)dp);
-    if (r->kv.k && r->kv.kq && r->kv.kscale && r->kv.kmean && r->kv.v && r->kv.vscale && r->qf &&
-        r->qq && r->qscale && r->o_row && r->w.t && r->w.acc && r->w.tile && r->w.group)
+    if (r->kv.k && r->kv.kq && r->kv.kscale && r->kv.kmean && r->kv.v && r->kv.vscale &&
+        r->kv.vmean && r->qf && r->qq && r->qscale && r->o_row && r->w.t && r->w.acc && r->w.tile &&
+        r->w.group)
         return 0;
     free_buffers(r);
     return -1;

@@ -24,11 +24,14 @@ struct sa_ref_stats {
 };
 
 struct sa_ref_config {
-    sageattn_mode mode;    /* any mode but AUTO */
-    int q_quant_rows;      /* consecutive tokens of one head sharing one Q scale */
-    int k_quant_rows;      /* the same for K */
-    int k_lane_groups;     /* 1: K scales per 64-key tile and lane quad instead (SA_H_KGROUP) */
-    int smooth_k;          /* subtract K's mean over the sequence before quantizing */
+    sageattn_mode mode; /* any mode but AUTO */
+    int q_quant_rows;   /* consecutive tokens of one head sharing one Q scale */
+    int k_quant_rows;   /* the same for K */
+    int k_lane_groups;  /* 1: K scales per 64-key tile and lane quad instead (SA_H_KGROUP) */
+    int smooth_k;       /* subtract K's mean over the sequence before quantizing */
+    /* fp8 modes: subtract V's mean before quantizing and add it to O (the scale maps the absmax
+     * of V less its mean to fp8_v_scale_max), at the shapes where the kernels do (sa_smooth_v) */
+    int smooth_v;
     int fold_log2e;        /* fold log2(e) into Q's scale (0 only to show the tests catch it) */
     int k_tile;            /* keys per main-loop step: the unit of online rescaling */
     float fp8_p_scale;     /* P in [0,1] is multiplied by this before E4M3 rounding */

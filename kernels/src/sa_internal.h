@@ -86,6 +86,34 @@ static inline int sa_mode_wgmma_layout(sageattn_mode m)
 {
     return m == SAGEATTN_MODE_INT8_FP8_WGMMA;
 }
+/* int8-fp8-wgmma's kernel (attn/attn_hopper.cu): 0 = one warpgroup per block ("base"), 1 =
+ * warp-specialized (attn/sa_hopper_ws.cuh), 2 = by shape, as measured on the H200 (bench/NOTES.md,
+ * "Hopper, second round"): the warp-specialized kernel at D=128 (583 against 489 TOPS at L=16K,
+ * 248 against 245 at L=1K) and at D=64 from SA_HW_D64_MIN_KV keys (439 against 400 at L=16K); the
+ * one-warpgroup kernel at D=64 below that (350 against 343 at L=4K, 233 against 200 at L=1K, 154
+ * against 117 causal), where one block per SM cannot hide a block's start and end. */
+#ifndef SA_H_WS
+#define SA_H_WS 2
+#endif
+#ifndef SA_HW_D64_MIN_KV
+#define SA_HW_D64_MIN_KV 4097
+#endif
+static inline int sa_hopper_uses_ws(int d_pad, int lkv)
+{
+    return SA_H_WS == 1 || (SA_H_WS == 2 && (d_pad == 128 || lkv >= SA_HW_D64_MIN_KV));
+}
+/* V smoothed: its per-channel mean over the sequence subtracted before FP8 quantization and
+ * added to O after normalization, where int8-fp8-wgmma's warp-specialized kernel runs: its P·V
+ * accumulates across the whole row in Hopper's FP8 wgmma accumulator (about 14 bits kept), and a
+ * column of V with an offset makes that sum grow like a row sum and lose its late terms (H200,
+ * V offsets 5x its spread, 16K keys: rel-L1 0.254 unsmoothed, 0.00021 smoothed,
+ * bench/results/h200-69794e0-voffset.md). The one-warpgroup kernel folds every tile and does not
+ * need it. The scale then maps the absmax of V less its mean, max(max V - mean, mean - min V),
+ * to sa_mode_v_scale_max. */
+static inline int sa_smooth_v(sageattn_mode m, int d_pad, int lkv)
+{
+    return m == SAGEATTN_MODE_INT8_FP8_WGMMA && sa_hopper_uses_ws(d_pad, lkv);
+}
 /* V's per-channel FP8 scale maps absmax to this (fp8 modes). */
 static inline float sa_mode_v_scale_max(sageattn_mode m)
 {

@@ -311,6 +311,7 @@ static void test_wrong_scale_caught(void)
     sa_tensors_free(&t);
 }
 
+#define SMOOTH_V_FACTOR 1.5
 /* FP8 P·V with the tensor cores' FP22 accumulator: two-level accumulation keeps the fp32
  * accuracy over a long sequence; a single FP22 accumulator does not. */
 static void test_two_level_accumulation(void)
@@ -332,6 +333,23 @@ static void test_two_level_accumulation(void)
           fp32.m.rel_l1);
     CHECK(one.m.rel_l1 >= 1.5 * two.m.rel_l1, "one-level FP22 %.5f not worse than two-level %.5f",
           one.m.rel_l1, two.m.rel_l1);
+    /* int8-fp8-wgmma's warp-specialized kernel (D=128 here) accumulates P·V across the whole
+     * row (one level, sa_hopper_ws.cuh); V smoothed (sa_smooth_v) keeps that sum from growing
+     * with V's offsets, as fast as a row sum does: near the two-level error with it, far off
+     * without. */
+    sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
+    CHECK(cfg.smooth_v == 1, "int8-fp8-wgmma's reference does not smooth V");
+    cfg.tile_acc_bits = 13;
+    cfg.two_level = 0;
+    struct result smooth = evaluate(&t, &cfg);
+    cfg.smooth_v = 0;
+    struct result raw = evaluate(&t, &cfg);
+    printf("  int8-fp8-wgmma, FP22 one level: V smoothed rel-L1 %.5f, not smoothed %.5f\n",
+           smooth.m.rel_l1, raw.m.rel_l1);
+    CHECK(smooth.m.rel_l1 <= SMOOTH_V_FACTOR * two.m.rel_l1,
+          "smoothed one-level FP22 %.5f vs two-level %.5f", smooth.m.rel_l1, two.m.rel_l1);
+    CHECK(raw.m.rel_l1 >= 3.0 * smooth.m.rel_l1, "smoothing V changes little: %.5f vs %.5f",
+          raw.m.rel_l1, smooth.m.rel_l1);
     sa_tensors_free(&t);
 }
 

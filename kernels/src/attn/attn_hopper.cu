@@ -93,11 +93,12 @@ struct sa_h_rows {
 };
 
 /* The epilogue both int8-fp8-wgmma kernels share: normalise O by the row sums, undo V's scale,
- * store with bounds (an odd head_dim ends on a 16-bit store), write the LSE (natural log, with
- * the Q·K mean term) and raise the non-finite flag. QUAD_SUM: the row sums are still per lane
- * and are reduced over the quad here (the warp-specialized kernel takes them from the P·V
- * MMA already reduced). tq_col is the lane's quad index used for the columns (the persistent
- * kernel passes a fresh copy, see SA_HW_FRESH_EPI); tq the one that picks the LSE writer. */
+ * add V's mean back (V smoothed: a.vmean; rows that see no key stay 0), store with bounds (an odd
+ * head_dim ends on a 16-bit store), write the LSE (natural log, with the Q·K mean term) and raise
+ * the non-finite flag. QUAD_SUM: the row sums are still per lane and are reduced over the quad here
+ * (the warp-specialized kernel takes them from the P·V MMA already reduced). tq_col is the lane's
+ * quad index used for the columns (the persistent kernel passes a fresh copy, see SA_HW_FRESH_EPI);
+ * tq the one that picks the LSE writer. */
 template <int D, bool BF16, bool QUAD_SUM>
 __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2],
                                               const sa_h_rows &r, int b, int h, size_t bh,
@@ -106,6 +107,7 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
     constexpr int NO = D / 8; /* n8 chunks of O */
     char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
     const float *vs = a.vscale + bhk * D;
+    const float *vm = a.vmean ? a.vmean + bhk * D : nullptr;
     bool nonfinite = false;
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
@@ -125,8 +127,12 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
             if (col >= a.d)
                 continue;
             const float2 v2 = *(const float2 *)(vs + col);
-            const float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
-            const float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
+            float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
+            float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
+            if (vm && s_ > 0.0f) { /* V smoothed: its mean back (rows without keys stay 0) */
+                x0 += vm[col];
+                x1 += vm[col + 1];
+            }
             const uint32_t packed = sa_pack2<BF16>(x0, x1);
             const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
             if (col + 1 < a.d) {
@@ -489,19 +495,6 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
 
 #include "sa_hopper_ws.cuh"
 
-/* The kernel the mode runs: 0 = one warpgroup per block ("base"), 1 = warp-specialized
- * (sa_hopper_ws.cuh), 2 = by shape, as measured on the H200 (bench/NOTES.md, "Hopper, second
- * round"): the warp-specialized kernel at D=128 (583 against 489 TOPS at L=16K, 248 against 245
- * at L=1K) and at D=64 past SA_HW_D64_MIN_KV keys (439 against 400 at L=16K); the one-warpgroup
- * kernel at D=64 up to there (350 against 343 at L=4K, 233 against 200 at L=1K, 154 against 117
- * causal), where one block per SM cannot hide a block's start and end behind another block. */
-#ifndef SA_H_WS
-#define SA_H_WS 2
-#endif
-#ifndef SA_HW_D64_MIN_KV
-#define SA_HW_D64_MIN_KV 4097
-#endif
-
 template <typename K>
 static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
 {
@@ -545,12 +538,6 @@ static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg
     const dim3 grid((a->lq + SA_H_ROWS - 1) / SA_H_ROWS, a->hq, l->batch);
     kernel<<<grid, SA_H_THREADS, smem, l->stream>>>(*a);
     return cudaGetLastError();
-}
-
-/* 1 when the warp-specialized kernel runs this head dim and kv length (SA_H_WS). */
-static bool sa_hopper_uses_ws(int d_pad, int lkv)
-{
-    return SA_H_WS == 1 || (SA_H_WS == 2 && (d_pad == 128 || lkv >= SA_HW_D64_MIN_KV));
 }
 
 int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad)

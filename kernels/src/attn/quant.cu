@@ -5,6 +5,9 @@
  *   rowquant: one int8 scale per token for Q (sm_scale*log2e folded in; optional sm_scale*q.k̄
  *             for the LSE) and for K (mean subtracted first), padded rows written as zeros; Q and
  *             K in one launch
+ * Where int8-fp8-wgmma's warp-specialized kernel runs (sa_smooth_v), V is smoothed: stats also
+ * takes V's channel sums, max and min, finalize its mean and a scale for V less its mean, and
+ * vfp8 converts V less its mean (the kernel adds it back to O).
  *   vfp8:     V -> E4M3 Vᵀ in 64-token tiles ([b][h][tile][d][64]), zero-padded, tokens
  *             permuted inside groups of 16
  * int8-fp8-wgmma takes the same values in wgmma's core-matrix order (sa_core_offset).
@@ -93,20 +96,48 @@ template <bool BF16> __device__ __forceinline__ uint32_t sa_absmax2(uint32_t acc
     return *(const uint32_t *)&r;
 }
 
+/* The lane-wise max (MAX) or min of two pairs of fp16/bf16 values (raw bits, signed); a NaN
+ * lane loses, as with fmaxf / fminf. */
+template <bool BF16, bool MAX>
+__device__ __forceinline__ uint32_t sa_extreme2(uint32_t acc, uint32_t v)
+{
+    if (BF16) {
+        const __nv_bfloat162 a = *(const __nv_bfloat162 *)&acc, b = *(const __nv_bfloat162 *)&v;
+        const __nv_bfloat162 r = MAX ? __hmax2(a, b) : __hmin2(a, b);
+        return *(const uint32_t *)&r;
+    }
+    const __half2 a = *(const __half2 *)&acc, b = *(const __half2 *)&v;
+    const __half2 r = MAX ? __hmax2(a, b) : __hmin2(a, b);
+    return *(const uint32_t *)&r;
+}
+
+/* V smoothed (sa_smooth_v): what one statistics thread takes of V besides K's sums. */
+struct sa_vstats {
+    float sum[8], hi[8], lo[8];
+};
+
 /* One statistics thread's rows t = first + RPI j (j = 0, 1, ...; t < end): the sum of K's
  * channels c0..c0+7 in that order from +0.0, and V's absmax. Rows past end add +0.0, which leaves
  * the sums as they are (a sum that starts at +0.0 is never -0.0). V's absmax is taken on the
  * fp16/bf16 values: exact, as the conversion to float keeps order. FULL: d == DP. */
-template <bool BF16, int DP, bool FULL>
-__device__ __forceinline__ void sa_stats_rows(const char *kp, const char *vp, int64_t kstep,
-                                              int64_t vstep, int first, int end, int c0, int d,
-                                              bool with_v, float sum[8], float amax[8])
+template <bool BF16, int DP, bool FULL, bool SMOOTH>
+__device__ __forceinline__ void
+sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int first, int end,
+              int c0, int d, bool with_v, float sum[8], float amax[8], sa_vstats &vst)
 {
     constexpr int RPI = SA_PRE_THREADS / (DP / 8), NJ = SA_STAT_ROWS / RPI;
     /* a partial d loads channel by channel: one row of those at a time */
     constexpr int BATCH = FULL ? SA_STAT_BATCH : 1;
     static_assert(NJ % BATCH == 0, "whole batches per chunk");
     uint32_t amax2[4] = {0, 0, 0, 0};
+    /* SMOOTH: V's max and min pairs from -inf and +inf (fp16 0xfc00/0x7c00, bf16 0xff80/0x7f80),
+     * taken over the live rows only (rows past end load zeros) */
+    uint32_t hi2[4], lo2[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        hi2[k] = BF16 ? 0xff80ff80u : 0xfc00fc00u;
+        lo2[k] = BF16 ? 0x7f807f80u : 0x7c007c00u;
+    }
     /* not unrolled: one batch's loads in flight at a time, in 64 registers */
 #pragma unroll 1
     for (int j0 = 0; j0 < NJ; j0 += BATCH) {
@@ -126,9 +157,28 @@ __device__ __forceinline__ void sa_stats_rows(const char *kp, const char *vp, in
 #pragma unroll
             for (int k = 0; k < 8; ++k)
                 sum[k] += sa_to_float<BF16>((uint16_t)(ku[k / 2] >> (16 * (k % 2))));
+            if (SMOOTH) {
 #pragma unroll
-            for (int k = 0; k < 4; ++k)
-                amax2[k] = sa_absmax2<BF16>(amax2[k], vu[k]);
+                for (int k = 0; k < 8; ++k)
+                    vst.sum[k] += sa_to_float<BF16>((uint16_t)(vu[k / 2] >> (16 * (k % 2))));
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    if (first + (j0 + i) * RPI < end) {
+                        hi2[k] = sa_extreme2<BF16, true>(hi2[k], vu[k]);
+                        lo2[k] = sa_extreme2<BF16, false>(lo2[k], vu[k]);
+                    }
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    amax2[k] = sa_absmax2<BF16>(amax2[k], vu[k]);
+            }
+        }
+    }
+    if (SMOOTH) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            vst.hi[k] = sa_to_float<BF16>((uint16_t)(hi2[k / 2] >> (16 * (k % 2))));
+            vst.lo[k] = sa_to_float<BF16>((uint16_t)(lo2[k / 2] >> (16 * (k % 2))));
         }
     }
 #pragma unroll
@@ -136,68 +186,111 @@ __device__ __forceinline__ void sa_stats_rows(const char *kp, const char *vp, in
         amax[k] = sa_to_float<BF16>((uint16_t)(amax2[k / 2] >> (16 * (k % 2))));
 }
 
-template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
+/* V's FP8 scale of one channel, smoothed: the absmax of V less its mean, from V's max hi and min
+ * lo, maps to v_max; 1 for a channel of zeros. */
+__device__ __forceinline__ float sa_v_scale_smooth(float hi, float lo, float mean, float v_max)
+{
+    const float r = fmaxf(fmaxf(hi - mean, mean - lo), 0.0f);
+    return r > 0.0f ? r / v_max : 1.0f;
+}
+
+/* SMOOTH (sa_smooth_v): also V's channel sums, max and min per chunk (vpart: the max, vmin, vsum)
+ * and, with one chunk, V's mean; else V's absmax per chunk (vpart). SMOOTH's 16 more live values
+ * take one block per SM less (64 registers spilled them). */
+template <bool BF16, int DP, bool SMOOTH>
+__global__ void __launch_bounds__(SA_PRE_THREADS,
+                                  SMOOTH ? SA_PRE_MIN_BLOCKS - 1 : SA_PRE_MIN_BLOCKS)
     sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
-                    float *kpart, float *vpart, float *km, float *vscale, float v_max)
+                    float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
+                    float *vmean, float v_max)
 {
     constexpr int TPR = DP / 8;
     constexpr int RPI = SA_PRE_THREADS / TPR;
-    __shared__ float red[2][RPI][DP];
+    __shared__ float red[SMOOTH ? 4 : 2][RPI][DP];
     const int chunk = blockIdx.x, bh = blockIdx.y;
     const int b = bh / hkv, h = bh % hkv;
     const int c0 = (threadIdx.x % TPR) * 8, r = threadIdx.x / TPR;
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    sa_vstats vst = {};
     const int first = chunk * SA_STAT_ROWS + r, end = min((chunk + 1) * SA_STAT_ROWS, lkv);
     const char *kp = sa_row_ptr(k, b, h, first), *vp = sa_row_ptr(v, b, h, first);
     if (d == DP)
-        sa_stats_rows<BF16, DP, true>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
-                                      vpart != nullptr, sum, amax);
+        sa_stats_rows<BF16, DP, true, SMOOTH>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
+                                              vpart != nullptr, sum, amax, vst);
     else
-        sa_stats_rows<BF16, DP, false>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
-                                       vpart != nullptr, sum, amax);
+        sa_stats_rows<BF16, DP, false, SMOOTH>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
+                                               vpart != nullptr, sum, amax, vst);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         red[0][r][c0 + i] = sum[i];
-        red[1][r][c0 + i] = amax[i];
+        red[1][r][c0 + i] = SMOOTH ? vst.hi[i] : amax[i];
+        if constexpr (SMOOTH) {
+            red[2][r][c0 + i] = vst.lo[i];
+            red[3][r][c0 + i] = vst.sum[i];
+        }
     }
     __syncthreads();
     if (threadIdx.x < DP) {
         const int c = threadIdx.x;
-        float s = 0.0f, m = 0.0f;
+        float s = 0.0f, m = SMOOTH ? -INFINITY : 0.0f, n = INFINITY, sv = 0.0f;
         for (int i = 0; i < RPI; ++i) {
             s += red[0][i][c];
             m = fmaxf(m, red[1][i][c]);
+            if constexpr (SMOOTH) {
+                n = fminf(n, red[2][i][c]);
+                sv += red[3][i][c];
+            }
         }
         if (nchunk == 1) {
             /* One chunk holds the whole sequence: the finalize step's sums are these, so it is
              * done here (the same expressions, bit for bit) and its launch is saved. */
             km[(size_t)bh * DP + c] = s / (float)lkv;
-            if (vscale)
+            if (SMOOTH) {
+                const float mean = sv / (float)lkv;
+                vmean[(size_t)bh * DP + c] = mean;
+                vscale[(size_t)bh * DP + c] = sa_v_scale_smooth(m, n, mean, v_max);
+            } else if (vscale) {
                 vscale[(size_t)bh * DP + c] = m > 0.0f ? m / v_max : 1.0f;
+            }
             return;
         }
         const size_t at = ((size_t)bh * nchunk + chunk) * DP + c;
         kpart[at] = s;
         if (vpart)
             vpart[at] = m;
+        if (SMOOTH) {
+            vmin[at] = n;
+            vsum[at] = sv;
+        }
     }
 }
 
+/* vmean non-NULL: V smoothed (vpart then holds V's chunk maxima, vmin and vsum its minima and
+ * sums). */
 __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpart,
-                                   const float *vpart, float *km, float *vscale, float v_max)
+                                   const float *vpart, const float *vmin, const float *vsum,
+                                   float *km, float *vscale, float *vmean, float v_max)
 {
     const int bh = blockIdx.x, c = threadIdx.x;
-    float s = 0.0f, m = 0.0f;
+    float s = 0.0f, m = vmean ? -INFINITY : 0.0f, n = INFINITY, sv = 0.0f;
     for (int i = 0; i < nchunk; ++i) {
         const size_t at = ((size_t)bh * nchunk + i) * dp + c;
         s += kpart[at];
         if (vpart)
             m = fmaxf(m, vpart[at]);
+        if (vmean) {
+            n = fminf(n, vmin[at]);
+            sv += vsum[at];
+        }
     }
     km[(size_t)bh * dp + c] = s / (float)lkv;
-    if (vscale)
+    if (vmean) {
+        const float mean = sv / (float)lkv;
+        vmean[(size_t)bh * dp + c] = mean;
+        vscale[(size_t)bh * dp + c] = sa_v_scale_smooth(m, n, mean, v_max);
+    } else if (vscale) {
         vscale[(size_t)bh * dp + c] = m > 0.0f ? m / v_max : 1.0f;
+    }
 }
 
 struct sa_rowquant_args {
@@ -495,11 +588,12 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
  * order (perm below), so each of its channels makes one finished 4-byte word of the output. The
  * words meet in shared memory (two buffers: one barrier per tile) in the output's byte order and
  * leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale)), as it
- * was: only where it is done changed. FULL: d == DP. */
-template <bool BF16, int DP, bool FULL>
+ * was: only where it is done changed; SMOOTH (V smoothed, sa_smooth_v): of v less its channel
+ * mean (vmean), keys past the sequence staying 0. FULL: d == DP. */
+template <bool BF16, int DP, bool FULL, bool SMOOTH>
 __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
                                               int lkv, int lk_pad, int d, const float *vscale,
-                                              unsigned char *vt, int core_order)
+                                              const float *vmean, unsigned char *vt, int core_order)
 {
     constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
     static_assert(TILE_BYTES % (THREADS * 16) == 0, "whole 16-byte stores per thread");
@@ -538,13 +632,25 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
         unsigned char *buf = tile[i & 1];
         const float4 va = vs4[0], vb = vs4[1];
         const float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
+        float vm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if constexpr (SMOOTH) {
+            const float4 *vm4 = (const float4 *)(vmean + (size_t)bh * DP + c0);
+            const float4 ma = vm4[0], mb = vm4[1];
+            const float m8[8] = {ma.x, ma.y, ma.z, ma.w, mb.x, mb.y, mb.z, mb.w};
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                vm[k] = m8[k];
+        }
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
             float x[4];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const uint32_t u[4] = {cur[j].x, cur[j].y, cur[j].z, cur[j].w};
-                x[j] = __fdiv_rn(sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2)))), vs[k]);
+                float f = sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2))));
+                if (SMOOTH && (tile0 + i) * SA_CTA_K + key[j] < lkv)
+                    f -= vm[k];
+                x[j] = __fdiv_rn(f, vs[k]);
             }
             /* byte 0: key 2w, byte 1: 2w+1, byte 2: 2w+8, byte 3: 2w+9 */
             const __nv_fp8x2_storage_t lo =
@@ -574,14 +680,14 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
 
 /* FULL (d == DP) and the rest are separate kernels: inlined side by side in one, their
  * registers add up past 64. */
-template <bool BF16, int DP, bool FULL>
+template <bool BF16, int DP, bool FULL, bool SMOOTH>
 __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
-                   unsigned char *vt, int core_order)
+                   const float *vmean, unsigned char *vt, int core_order)
 {
     const int bh = blockIdx.y;
-    sa_vfp8_tiles<BF16, DP, FULL>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vt,
-                                  core_order);
+    sa_vfp8_tiles<BF16, DP, FULL, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean,
+                                          vt, core_order);
 }
 
 /* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
@@ -623,14 +729,29 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     const int bhk = p->batch * p->hkv, bhq = p->batch * p->hq;
     float *kpart = (float *)(ws + w->kpart), *vpart = fp8 ? (float *)(ws + w->vpart) : nullptr;
     float *km = (float *)(ws + w->km), *vscale = fp8 ? (float *)(ws + w->vscale) : nullptr;
+    /* V smoothed: only int8-fp8-wgmma's warp-specialized kernel needs it, so only libraries
+     * with Hopper code hold the smoothing kernels */
+    const bool smooth = SA_WITH_HOPPER && sa_smooth_v(p->mode, DP, p->lkv);
+    float *vmin = smooth ? (float *)(ws + w->vmin) : nullptr;
+    float *vsum = smooth ? (float *)(ws + w->vsum) : nullptr;
+    float *vmean = smooth ? (float *)(ws + w->vmean) : nullptr;
 
     /* With one statistics chunk (kv_len <= SA_STAT_ROWS) the statistics kernel finalizes too. */
     const float v_max = sa_mode_v_scale_max(p->mode);
-    sa_stats_kernel<BF16, DP><<<dim3(w->nchunk, bhk), SA_PRE_THREADS, 0, stream>>>(
-        kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, km, vscale, v_max);
+    const dim3 sgrid(w->nchunk, bhk);
+    if constexpr (SA_WITH_HOPPER) {
+        if (smooth)
+            sa_stats_kernel<BF16, DP, true><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
+                kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, vmin, vsum, km, vscale,
+                vmean, v_max);
+    }
+    if (!smooth)
+        sa_stats_kernel<BF16, DP, false><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
+            kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, nullptr, nullptr, km, vscale,
+            nullptr, v_max);
     if (w->nchunk > 1)
-        sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, km, vscale,
-                                                   v_max);
+        sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, vmin, vsum,
+                                                   km, vscale, vmean, v_max);
 
     constexpr int RPB = sa_rq_block_rows<DP>(); /* rows per block */
     sa_rowquant_args q = {};
@@ -679,12 +800,21 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         const dim3 grid((w->lk_pad / SA_CTA_K + SA_VT_TILES - 1) / SA_VT_TILES, bhk);
         unsigned char *vt = (unsigned char *)(ws + w->vt);
         const int core = sa_mode_wgmma_layout(p->mode);
-        if (p->d == DP)
-            sa_vfp8_kernel<BF16, DP, true><<<grid, sa_vfp8_threads<DP>(), 0, stream>>>(
-                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vt, core);
-        else
-            sa_vfp8_kernel<BF16, DP, false><<<grid, sa_vfp8_threads<DP>(), 0, stream>>>(
-                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vt, core);
+        constexpr int T = sa_vfp8_threads<DP>();
+        if constexpr (SA_WITH_HOPPER) {
+            if (smooth && p->d == DP)
+                sa_vfp8_kernel<BF16, DP, true, true><<<grid, T, 0, stream>>>(
+                    vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
+            else if (smooth)
+                sa_vfp8_kernel<BF16, DP, false, true><<<grid, T, 0, stream>>>(
+                    vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
+        }
+        if (!smooth && p->d == DP)
+            sa_vfp8_kernel<BF16, DP, true, false><<<grid, T, 0, stream>>>(
+                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
+        else if (!smooth)
+            sa_vfp8_kernel<BF16, DP, false, false><<<grid, T, 0, stream>>>(
+                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
     }
     return cudaGetLastError();
 }

@@ -26,6 +26,8 @@ struct sa_ws_layout {
     int lk_pad; /* kv_len rounded up to SA_CTA_K */
     int nchunk; /* kv-sequence chunks of the statistics pass */
     size_t q8, qscale, qkm, k8, kscale, kpart, km, vpart, vscale, vt;
+    size_t vmin;        /* fp8 modes: V's chunk minima (vpart: its chunk maxima) */
+    size_t vsum, vmean; /* V smoothed (sa_smooth_v): its chunk sums, its channel means */
     size_t total;
 };
 
@@ -41,6 +43,7 @@ struct sa_attn_args {
     const float *kscale; /* int8 modes: [b][hkv][lk_pad] */
     const void *v;       /* caller's fp16/bf16, or e4m3 V^T tiles [b][hkv][lk_pad/64][d_pad][64] */
     const float *vscale; /* fp8: [b][hkv][d_pad] */
+    const float *vmean;  /* V smoothed (sa_smooth_v): [b][hkv][d_pad], added to O; or NULL */
     void *o;
     float *lse;            /* optional [b][hq][lq] */
     int *nonfinite;        /* optional: set to 1 by any warp that wrote a NaN/inf to o */
