@@ -29,11 +29,11 @@ shift
 # h200-f58fa81-hopper11-variants.md; round 12's: O's rescale only when a row of the warp moved
 # (lazy; d64lazy: also D=64 with P·V in O): h200-c651a20-hopper12-variants.md. Round 13's
 # (noidle, bz, d64n4, d64n4bz, qp): h200-da7dfad-hopper13-variants.md; round 14's (idle, bz,
-# bzidle, d64n4, d64n4bz): h200-0739beb-hopper14-variants.md.
+# bzidle, d64n4, d64n4bz): h200-0739beb-hopper14-variants.md; round 15's (nobz128, ws64all):
+# h200-c03e06d-hopper15-variants.md; round 16: the default after V smoothing and the rewritten
+# pre-pass, alone (h200-74b908d-hopper16-final.md).
 all_variants=(
     "landed|"
-    "nobz128|-DSA_HW_BIAS_PRELOAD128=0"
-    "ws64all|-DSA_HW_D64_MIN_KV=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
