@@ -248,11 +248,11 @@ def sdpa_fn(q, k, v, causal, backend):
     return f
 
 
-def speed(sa, quick, log, acc_heads=2, key_only=False):
+def speed(sa, quick, log, acc_heads=2, key_only=False, lens=(16384, 4096, 1024), dims=(128, 64)):
     rows = []
     shapes = []
-    for d in (128, 64):
-        for L in (16384, 4096, 1024):
+    for d in dims:
+        for L in lens:
             for causal in (False, True):
                 shapes.append((d, L, causal))
     if quick:
@@ -348,6 +348,9 @@ def main():
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--speed-shapes", default="all", help="all | key")
+    ap.add_argument("--speed-lens", default="16384,4096,1024",
+                    help="sequence lengths of --speed-shapes all (B = 16384 / L)")
+    ap.add_argument("--speed-dims", default="128,64", help="head dims of --speed-shapes all")
     ap.add_argument("--sanitize", action="store_true",
                     help="small accuracy cases only (for compute-sanitizer)")
     ap.add_argument("--no-sdpa", action="store_true")
@@ -388,7 +391,9 @@ def main():
     if args.profile:
         res["profile"] = profile(sa, log)
     if not args.skip_speed:
-        res["speed"] = speed(sa, args.quick, log, key_only=args.speed_shapes == "key")
+        res["speed"] = speed(sa, args.quick, log, key_only=args.speed_shapes == "key",
+                             lens=[int(x) for x in args.speed_lens.split(",")],
+                             dims=[int(x) for x in args.speed_dims.split(",")])
     if args.out:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1)
