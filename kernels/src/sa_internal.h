@@ -91,12 +91,16 @@ static inline int sa_mode_wgmma_layout(sageattn_mode m)
  * "Hopper, second round"): the warp-specialized kernel at D=128 (583 against 489 TOPS at L=16K,
  * 248 against 245 at L=1K) and at D=64 from SA_HW_D64_MIN_KV keys (439 against 400 at L=16K); the
  * one-warpgroup kernel at D=64 below that (350 against 343 at L=4K, 233 against 200 at L=1K, 154
- * against 117 causal), where one block per SM cannot hide a block's start and end. */
+ * against 117 causal), where one block per SM cannot hide a block's start and end. Since D=64's
+ * warp-specialized kernel runs four consumers (round 14) the crossover lies lower: at 2049 keys
+ * L=4K measured 395.4 against 347.0 TOPS (causal 305.8 against 295.9), 1K and 2K unchanged (the
+ * one-warpgroup kernel; at L=1K the warp-specialized one ties, 228.3 against 228.4, and loses
+ * causal, 135.2 against 149.1: round 15), bench/results/h200-d226e85-hopper16-final.md. */
 #ifndef SA_H_WS
 #define SA_H_WS 2
 #endif
 #ifndef SA_HW_D64_MIN_KV
-#define SA_HW_D64_MIN_KV 4097
+#define SA_HW_D64_MIN_KV 2049
 #endif
 static inline int sa_hopper_uses_ws(int d_pad, int lkv)
 {
