@@ -127,12 +127,6 @@
 #ifndef SA_HW_FOLD_IN_EXP64
 #define SA_HW_FOLD_IN_EXP64 0
 #endif
-/* 1: a consumer whose 64 rows all lie past lq skips the tile's work (see there). Off: the early
- * exit changed ptxas's main loop, 3.8 % more cycles at D=128 L=16K (round 13, ncu), and round 14
- * measured no gain at L=1K where it applies (bench/results/h200-0739beb-hopper14-variants.md). */
-#ifndef SA_HW_IDLE_SKIP
-#define SA_HW_IDLE_SKIP 0
-#endif
 /* 1: in the key loop, Q·Kᵀ's accumulators get their float-bias start values (SA_INT_FLOAT_BIAS)
  * by eight broadcast 16-byte shared loads at the start of the step, before the stage's wait,
  * instead of 32 register moves between the wait and the wgmma issue (the peeled first steps keep
@@ -142,7 +136,7 @@
  * step, the same place in program order): at D=64 with four consumers 468.3 against 446.5 TOPS
  * at L=16K, same accuracy; at D=128 763.4 against 754.0, but loads issued in the peeled step
  * made ptxas keep six of its values in local memory (48 bytes), which the loads at the start of
- * the loop's steps do not. */
+ * the loop's steps do not: round 15 (h200-c03e06d-hopper15-variants.md), 765.3 against 752.2. */
 #ifdef SA_HW_BIAS_PRELOAD
 #define SA_HW_BIAS_PRELOAD128 SA_HW_BIAS_PRELOAD
 #define SA_HW_BIAS_PRELOAD64 SA_HW_BIAS_PRELOAD
@@ -524,26 +518,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         const int q0c = w.q0 + 64 * c;
-        if (SA_HW_IDLE_SKIP && !C::PINGPONG && q0c >= a.lq) {
-            /* No rows (the last q tile of a head when lq is not a multiple of 64·NC, e.g. one
-             * chunk of three at L=1K): no tensor or softmax work beside the other consumers,
-             * only the arrivals the Q buffer's and the ring's barriers count per phase. */
-            if (!C::QFUSE || !a.q_src) {
-                sa_mbar_wait(qfull, nt & 1);
-                sa_mbar_arrive(qempty);
-            }
-#pragma unroll 1
-            for (int j = 0; j < n_kt; ++j) {
-                wait_full(it0 + j);
-                release(it0 + j);
-            }
-#if SA_HW_PERSIST
-            it0 += n_kt;
-            continue;
-#else
-            return;
-#endif
-        }
 
         sa_h_rows r;
         r.row0 = q0c + warp * 16 + g;
