@@ -80,7 +80,9 @@ __device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b
 }
 
 /* Rows of K and V whose loads one statistics thread issues together. */
+#ifndef SA_STAT_BATCH /* a build may override it (-D) to measure another */
 #define SA_STAT_BATCH 4
+#endif
 
 /* The lane-wise max of two pairs of fp16/bf16 magnitudes (raw bits; |v| taken here); a NaN
  * lane loses, as with fmaxf. The float of this max is the max of the floats. */
@@ -309,10 +311,14 @@ struct sa_rowquant_args {
 
 /* Rows of one block of the row quantizer: every padded length is a multiple of SA_CTA_K, so a
  * block's last rows may lie past the pad by whole passes, which it skips. */
+#ifndef SA_RQ_BLOCK_ROWS /* a build may override it (-D) to measure another */
 #define SA_RQ_BLOCK_ROWS 128
+#endif
 /* Passes (of SA_PRE_THREADS / (DP / 8) rows) whose loads are issued together; the next group's
  * loads are issued before this group is quantized. */
+#ifndef SA_RQ_GROUP /* a build may override it (-D) to measure another */
 #define SA_RQ_GROUP 4
+#endif
 
 template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
 {
@@ -578,7 +584,9 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
 
 /* 64-key tiles of one (batch, kv head) that one V -> E4M3 Vᵀ block converts, one after the
  * other with the next tile's loads in flight. */
+#ifndef SA_VT_TILES /* a build may override it (-D) to measure another */
 #define SA_VT_TILES 4
+#endif
 /* As the other pre-pass kernels (blocks of 256 threads at D=128, 128 at D=64). */
 #define SA_VT_MIN_BLOCKS (SA_PRE_MIN_BLOCKS * SA_PRE_THREADS / sa_vfp8_threads<DP>())
 
