@@ -8,8 +8,8 @@ libraries run the same inputs in one process (each through its own handle), and 
 compares O, the LSE and the whole workspace the call left behind (zeroed before each call, so the
 bytes no kernel writes compare equal): K mean, V scales, int8 Q/K and their scales, the E4M3 Vᵀ
 and the LSE's q·k̄ term, in the order each mode stores them. Every int8 mode the GPU runs, over
-fp16/bf16, D 40/64/96/128, HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or not, with
-and without the LSE. Exit 1 when any finite case differs (non-finite inputs are reported apart).
+fp16/bf16, D 17/40/64/96/100/128 (17 and 100 in padded storage: a channel chunk cut by d),
+HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or not, with and without the LSE. Exit 1 when any finite case differs (non-finite inputs are reported apart).
 
 Timing (unless --skip-timing): the whole call, median of 20 after warm-up, A and B interleaved,
 at D=128 L=1024 B=16 H=32, D=64 L=1024 B=16 H=32 and D=128 L=16384 B=1 H=32 (fp16, HND, not
@@ -55,12 +55,23 @@ def make_qkv(b, hq, hkv, lq, lk, d, layout, dtype, kind, seed):
     q, k, v = (t.to(dtype) for t in (q, k, v))
     if layout == "NHD":
         q, k, v = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+    if d % 8:
+        q, k, v = (padded(t, d) for t in (q, k, v))
     return q, k, v
+
+
+def padded(t, d):
+    """t's first d channels as a view whose rows stay 16-byte aligned (storage padded to 8)."""
+    store = torch.zeros(*t.shape[:-1], (d + 7) // 8 * 8, dtype=t.dtype, device=t.device)
+    store[..., :d] = t
+    return store[..., :d]
 
 
 def run_one(sa, q, k, v, layout, causal, mode, want_lse):
     """One call with a zeroed workspace; returns O, the LSE (or None) and the workspace bytes."""
     o = torch.full_like(q, float("nan"))
+    if q.shape[-1] % 8:
+        o = padded(o, q.shape[-1])
     lse = None
     if want_lse:
         hd, ld = (1, 2) if layout == "HND" else (2, 1)
@@ -90,7 +101,7 @@ def same(a, b):
 def cases(quick):
     lengths = QUICK_LENGTHS if quick else LENGTHS
     for dtype in DTYPES:
-        for d in (40, 64, 96, 128):
+        for d in (17, 40, 64, 96, 100, 128):
             for layout in ("HND", "NHD"):
                 for hq, hkv in ((2, 2), (8, 2)):
                     for lq, lk in lengths:
