@@ -18,7 +18,7 @@ el() { echo "[$(($(date +%s) - T0))s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv | tee "$OUT/gpu.txt"
 for f in "$A" "$B"; do [ -f "$f" ] || { echo "no $f (build it with bench/build.sh)"; exit 2; }; done
-timeout 420 python3 bench/prepass_same.py --lib-a "$A" --lib-b "$B" --json "$OUT/same.json" \
+timeout 360 python3 bench/prepass_same.py --lib-a "$A" --lib-b "$B" --json "$OUT/same.json" \
     >"$OUT/same.txt" 2>&1
 same_rc=$?
 el "prepass_same.py rc=$same_rc"
