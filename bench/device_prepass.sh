@@ -17,8 +17,8 @@ OUT=${OUT:-/tmp/prepass-out}
 mkdir -p "$OUT"
 T0=$(date +%s)
 el() { echo "[$(($(date +%s) - T0))s] $*"; }
-gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
-    --format=csv)
+gpu=$(nvidia-smi --format=csv \
+    --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw)
 for f in "$A" "$B"; do [ -f "$f" ] || { echo "no $f (build it with bench/build.sh)"; exit 2; }; done
 timeout 300 python3 bench/prepass_same.py --lib-a "$A" --lib-b "$B" --json "$OUT/same.json" \
     >"$OUT/same.txt" 2>&1

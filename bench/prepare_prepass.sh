@@ -28,4 +28,5 @@ rm -rf .gpu/prepass-a .gpu/prepass-b
 # one after the other: each build already runs one nvcc per source file
 bash "$tmp/a/bench/build.sh" "$root/.gpu/prepass-a" "$arch"
 bash "$tmp/b/bench/build.sh" "$root/.gpu/prepass-b" "$arch"
-echo "built .gpu/prepass-a (quant.cu of $base) and .gpu/prepass-b (HEAD $(git rev-parse --short HEAD)) for $arch"
+echo "built .gpu/prepass-a (quant.cu of $base) and .gpu/prepass-b" \
+    "(HEAD $(git rev-parse --short HEAD)) for $arch"

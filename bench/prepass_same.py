@@ -192,7 +192,8 @@ def compare(sa_a, sa_b, quick, log):
                     results.append(r)
         del q, k, v
     torch.cuda.empty_cache()
-    return {"modes": [m for m in modes if ran[m]], "skipped_modes": [m for m in modes if not ran[m]],
+    return {"modes": [m for m in modes if ran[m]],
+            "skipped_modes": [m for m in modes if not ran[m]],
             "calls_compared": n_run, "calls_refused_by_both": n_refused,
             "calls_not_compared_v_smoothed": n_smoothed,
             "finite_differing": n_fail, "nonfinite_differing": n_nonfinite_fail,
