@@ -5,11 +5,11 @@
  *   rowquant: one int8 scale per token for Q (sm_scale*log2e folded in; optional sm_scale*q.k̄
  *             for the LSE) and for K (mean subtracted first), padded rows written as zeros; Q and
  *             K in one launch
+ *   vfp8:     V -> E4M3 Vᵀ in 64-token tiles ([b][h][tile][d][64]), zero-padded, tokens
+ *             permuted inside groups of 16
  * Where int8-fp8-wgmma's warp-specialized kernel runs (sa_smooth_v), V is smoothed: stats also
  * takes V's channel sums, max and min, finalize its mean and a scale for V less its mean, and
  * vfp8 converts V less its mean (the kernel adds it back to O).
- *   vfp8:     V -> E4M3 Vᵀ in 64-token tiles ([b][h][tile][d][64]), zero-padded, tokens
- *             permuted inside groups of 16
  * int8-fp8-wgmma takes the same values in wgmma's core-matrix order (sa_core_offset).
  * The numerics follow the constants in sa_internal.h; the C reference mirrors them. */
 #include <cuda_fp8.h>
