@@ -43,11 +43,12 @@ void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w)
     SA_PART(km, bk * dp * sizeof(float));
     if (sa_mode_pv_fp8(p->mode)) {
         SA_PART(vpart, bk * w->nchunk * dp * sizeof(float));
-        SA_PART(vmin, bk * w->nchunk * dp * sizeof(float));
         SA_PART(vscale, bk * dp * sizeof(float));
         SA_PART(vt, bk * dp * w->lk_pad);
     }
-    if (sa_smooth_v(p->mode, (int)dp, p->lkv)) {
+    w->smooth_v = SA_WITH_HOPPER && sa_smooth_v(p->mode, (int)dp, p->lkv);
+    if (w->smooth_v) {
+        SA_PART(vmin, bk * w->nchunk * dp * sizeof(float));
         SA_PART(vsum, bk * w->nchunk * dp * sizeof(float));
         SA_PART(vmean, bk * dp * sizeof(float));
     }
@@ -166,7 +167,7 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
             a.v = ws + w.vt;
             a.vscale = (const float *)(ws + w.vscale);
         }
-        if (sa_smooth_v(p->mode, dp, p->lkv))
+        if (w.smooth_v)
             a.vmean = (const float *)(ws + w.vmean);
     }
     const struct sa_launch_cfg l = {p->batch, stream, false, p->ctx};

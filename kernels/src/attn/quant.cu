@@ -163,12 +163,13 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
 #pragma unroll
                 for (int k = 0; k < 8; ++k)
                     vst.sum[k] += sa_to_float<BF16>((uint16_t)(vu[k / 2] >> (16 * (k % 2))));
+                if (first + (j0 + i) * RPI < end) {
 #pragma unroll
-                for (int k = 0; k < 4; ++k)
-                    if (first + (j0 + i) * RPI < end) {
+                    for (int k = 0; k < 4; ++k) {
                         hi2[k] = sa_extreme2<BF16, true>(hi2[k], vu[k]);
                         lo2[k] = sa_extreme2<BF16, false>(lo2[k], vu[k]);
                     }
+                }
             } else {
 #pragma unroll
                 for (int k = 0; k < 4; ++k)
@@ -737,9 +738,9 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     const int bhk = p->batch * p->hkv, bhq = p->batch * p->hq;
     float *kpart = (float *)(ws + w->kpart), *vpart = fp8 ? (float *)(ws + w->vpart) : nullptr;
     float *km = (float *)(ws + w->km), *vscale = fp8 ? (float *)(ws + w->vscale) : nullptr;
-    /* V smoothed: only int8-fp8-wgmma's warp-specialized kernel needs it, so only libraries
-     * with Hopper code hold the smoothing kernels */
-    const bool smooth = SA_WITH_HOPPER && sa_smooth_v(p->mode, DP, p->lkv);
+    /* V smoothed (the workspace plan's choice); only libraries with Hopper code hold the
+     * smoothing kernels */
+    const bool smooth = w->smooth_v;
     float *vmin = smooth ? (float *)(ws + w->vmin) : nullptr;
     float *vsum = smooth ? (float *)(ws + w->vsum) : nullptr;
     float *vmean = smooth ? (float *)(ws + w->vmean) : nullptr;

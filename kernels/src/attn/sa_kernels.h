@@ -26,8 +26,10 @@ struct sa_ws_layout {
     int lk_pad; /* kv_len rounded up to SA_CTA_K */
     int nchunk; /* kv-sequence chunks of the statistics pass */
     size_t q8, qscale, qkm, k8, kscale, kpart, km, vpart, vscale, vt;
-    size_t vmin;        /* fp8 modes: V's chunk minima (vpart: its chunk maxima) */
-    size_t vsum, vmean; /* V smoothed (sa_smooth_v): its chunk sums, its channel means */
+    /* V smoothed (smooth_v: sa_smooth_v, in a library with Hopper code): V's chunk minima (vpart
+     * then holds its chunk maxima), chunk sums and channel means */
+    int smooth_v;
+    size_t vmin, vsum, vmean;
     size_t total;
 };
 
