@@ -84,22 +84,8 @@ __device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b
 #define SA_STAT_BATCH 4
 #endif
 
-/* The lane-wise max of two pairs of fp16/bf16 magnitudes (raw bits; |v| taken here); a NaN
- * lane loses, as with fmaxf. The float of this max is the max of the floats. */
-template <bool BF16> __device__ __forceinline__ uint32_t sa_absmax2(uint32_t acc, uint32_t v)
-{
-    v &= 0x7fff7fffu;
-    if (BF16) {
-        const __nv_bfloat162 r =
-            __hmax2(*(const __nv_bfloat162 *)&acc, *(const __nv_bfloat162 *)&v);
-        return *(const uint32_t *)&r;
-    }
-    const __half2 r = __hmax2(*(const __half2 *)&acc, *(const __half2 *)&v);
-    return *(const uint32_t *)&r;
-}
-
 /* The lane-wise max (MAX) or min of two pairs of fp16/bf16 values (raw bits, signed); a NaN
- * lane loses, as with fmaxf / fminf. */
+ * lane loses, as with fmaxf / fminf. The float of the result is the max (min) of the floats. */
 template <bool BF16, bool MAX>
 __device__ __forceinline__ uint32_t sa_extreme2(uint32_t acc, uint32_t v)
 {
@@ -111,6 +97,12 @@ __device__ __forceinline__ uint32_t sa_extreme2(uint32_t acc, uint32_t v)
     const __half2 a = *(const __half2 *)&acc, b = *(const __half2 *)&v;
     const __half2 r = MAX ? __hmax2(a, b) : __hmin2(a, b);
     return *(const uint32_t *)&r;
+}
+
+/* The lane-wise max of acc and the magnitudes of v (|v| taken here, sign bits cleared). */
+template <bool BF16> __device__ __forceinline__ uint32_t sa_absmax2(uint32_t acc, uint32_t v)
+{
+    return sa_extreme2<BF16, true>(acc, v & 0x7fff7fffu);
 }
 
 /* V smoothed (sa_smooth_v): what one statistics thread takes of V besides K's sums. */
