@@ -89,19 +89,16 @@ static inline int sa_mode_wgmma_layout(sageattn_mode m)
 /* int8-fp8-wgmma's kernel (attn/attn_hopper.cu): 0 = one warpgroup per block ("base"), 1 =
  * warp-specialized (attn/sa_hopper_ws.cuh), 2 = by shape, as measured on the H200 (bench/NOTES.md,
  * "Hopper, second round"): the warp-specialized kernel at D=128 (583 against 489 TOPS at L=16K,
- * 248 against 245 at L=1K) and at D=64 from SA_HW_D64_MIN_KV keys (439 against 400 at L=16K); the
- * one-warpgroup kernel at D=64 below that (350 against 343 at L=4K, 233 against 200 at L=1K, 154
- * against 117 causal), where one block per SM cannot hide a block's start and end. Since D=64's
- * warp-specialized kernel runs four consumers (round 14) it is faster at L=4K too (from 2049
- * keys: 395.4 against 347.0 TOPS, causal 305.8 against 295.9;
- * bench/results/h200-d226e85-hopper16-final.md), but there V is smoothed, and the C reference
- * then puts its L4096 causal D=64 random case over the rel-L1 bar (0.0407 against 0.04;
- * test_sa_ref.c): kept at 4097 until that is understood. */
+ * 248 against 245 at L=1K) and at D=64 from SA_HW_D64_MIN_KV keys (its four consumers, round 14:
+ * 395.4 against 347.0 TOPS at L=4K, causal 305.8 against 295.9;
+ * bench/results/h200-d226e85-hopper16-final.md); the one-warpgroup kernel at D=64 below that (233
+ * against 200 at L=1K, 154 against 117 causal), where one block per SM cannot hide a block's start
+ * and end. */
 #ifndef SA_H_WS
 #define SA_H_WS 2
 #endif
 #ifndef SA_HW_D64_MIN_KV
-#define SA_HW_D64_MIN_KV 4097
+#define SA_HW_D64_MIN_KV 2049
 #endif
 static inline int sa_hopper_uses_ws(int d_pad, int lkv)
 {

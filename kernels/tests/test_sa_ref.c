@@ -124,7 +124,11 @@ static const struct sa_case random_cases[] = {
     {"causal Lq77 Lkv1000", 1, 2, 1, 77, 1000, 64, 1, 0, F16, SA_INPUT_RANDOM, 7},
     {"causal Lq100 Lkv50", 1, 1, 1, 100, 50, 64, 1, 0, F16, SA_INPUT_RANDOM, 8},
     {"long Lq32 Lkv16384", 1, 2, 2, 32, 16384, 128, 0, 0, F16, SA_INPUT_RANDOM, 9},
-    {"L4096 causal Lq32", 1, 1, 1, 32, 4096, 64, 1, 0, F16, SA_INPUT_RANDOM, 10},
+    /* Eight heads: the error of one head's output rides on that head's K and V draw (its 32
+     * query rows share them), and at the int8-fp8 bar one draw spreads +-5 % over seeds (0.0356
+     * to 0.0403 for seeds 10-17 with one head); eight independent draws in one case spread
+     * +-3 %, so the case measures the algorithm rather than one draw. */
+    {"L4096 causal Lq32 H8", 1, 8, 8, 32, 4096, 64, 1, 0, F16, SA_INPUT_RANDOM, 10},
 };
 
 static void test_random_matrix(void)
