@@ -310,12 +310,12 @@ def speed_line(e):
         e["d"], e["l"], e["b"], e["h"], "causal" if e["causal"] else "full") + " ".join(cells)
 
 
-def profile(sa, log, d=128, L=16384, causal=False):
+def profile(sa, log, d=128, L=16384, causal=False, b=1):
     """Per-kernel GPU time of one call of each mode (torch.profiler), to split quantization
     from attention."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as tprofile
-    q, k, v = make_inputs((1, 32, 32, L, L, d), "HND", torch.float16, "random", seed=7)
+    q, k, v = make_inputs((b, 32, 32, L, L, d), "HND", torch.float16, "random", seed=7)
     o = torch.empty_like(q)
     out = {}
     for mode in MODES:
@@ -333,7 +333,7 @@ def profile(sa, log, d=128, L=16384, causal=False):
                 t = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
                 per[ev.key[:60]] = t / 5.0 / 1000.0
         out[mode] = per
-        log("profile %s D=%d L=%d: " % (mode, d, L) + "; ".join(
+        log("profile %s D=%d L=%d B=%d%s: " % (mode, d, L, b, " causal" if causal else "") + "; ".join(
             "%s %.3f ms" % (kname, ms) for kname, ms in sorted(per.items(), key=lambda x: -x[1])))
     return out
 
@@ -346,7 +346,11 @@ def main():
     ap.add_argument("--cases", help="comma-separated accuracy cases by name (default: all)")
     ap.add_argument("--skip-accuracy", action="store_true")
     ap.add_argument("--skip-speed", action="store_true")
-    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="per-kernel GPU time of each mode at D=128 L=16384 B=1 H=32")
+    ap.add_argument("--profile-shapes",
+                    help="per-kernel GPU time at these shapes instead: D:L:B[:causal],... "
+                    "(H=32), e.g. 128:1024:16,64:1024:16:causal")
     ap.add_argument("--speed-shapes", default="all", help="all | key")
     ap.add_argument("--speed-lens", default="16384,4096,1024",
                     help="sequence lengths of --speed-shapes all (B = 16384 / L)")
@@ -388,8 +392,14 @@ def main():
     if not args.skip_accuracy:
         res["accuracy"] = accuracy(sa, args.quick, log, args.sanitize, want_lse=not args.no_lse,
                                    only=args.cases.split(",") if args.cases else None)
-    if args.profile:
-        res["profile"] = profile(sa, log)
+    if args.profile or args.profile_shapes:
+        res["profile"] = {}
+        for shape in (args.profile_shapes or "128:16384:1").split(","):
+            f = shape.split(":")
+            if len(f) not in (3, 4) or (len(f) == 4 and f[3] != "causal"):
+                sys.exit("bench.py: --profile-shapes wants D:L:B[:causal], got %r" % shape)
+            d, L, b = (int(x) for x in f[:3])
+            res["profile"][shape] = profile(sa, log, d=d, L=L, causal=len(f) == 4, b=b)
     if not args.skip_speed:
         res["speed"] = speed(sa, args.quick, log, key_only=args.speed_shapes == "key",
                              lens=[int(x) for x in args.speed_lens.split(",")],
