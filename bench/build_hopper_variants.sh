@@ -31,9 +31,15 @@ shift
 # (noidle, bz, d64n4, d64n4bz, qp): h200-da7dfad-hopper13-variants.md; round 14's (idle, bz,
 # bzidle, d64n4, d64n4bz): h200-0739beb-hopper14-variants.md; round 15's (nobz128, ws64all):
 # h200-c03e06d-hopper15-variants.md; round 16: the default after V smoothing and the rewritten
-# pre-pass, alone (h200-74b908d-hopper16-final.md).
+# pre-pass, alone (h200-74b908d-hopper16-final.md). Round 17: the block's start and end at
+# L=1K (the kernel alone runs at 48 % of its L=16K rate there): a persistent grid (persist), two
+# blocks of one consumer per SM at D=128 (c2), two consumers per block at D=128 (nc2: 128-row
+# blocks divide L=1K, 192-row ones leave a third of the last block idle).
 all_variants=(
     "landed|"
+    "persist|-DSA_HW_PERSIST=1"
+    "c2|-DSA_HW_CTAS128=2"
+    "nc2|-DSA_HW_NC128=2"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

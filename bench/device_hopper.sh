@@ -89,7 +89,8 @@ for n in $checked; do
     el "memcheck $n rc=$? $(grep -E "ERROR SUMMARY" "$OUT/logs/memcheck_$n.txt" | tail -1)" |
         tee -a "$OUT/summary.txt"
 done
-# ncu of one library at D=128 L=16K: the summary sections, then the SASS source page (stall
+# ncu of one library at D=128 L=16K (or at ncu_one.py's shape options in $NCU_SHAPE, e.g.
+# NCU_SHAPE="--len 1024 --batch 16"): the summary sections, then the SASS source page (stall
 # samples per instruction) as CSV for the next round's reading of the main loop.
 ncu_of() {
     local n=$1 lib=$DIR/$1/libsageattn.so
@@ -97,7 +98,8 @@ ncu_of() {
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
         --section ComputeWorkloadAnalysis --section LaunchStats --section SchedulerStats \
         --section InstructionStats --section SourceCounters -o "$OUT/logs/ncu_$n" \
-        python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma >"$OUT/logs/ncu_$n.log" 2>&1
+        python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma $NCU_SHAPE \
+        >"$OUT/logs/ncu_$n.log" 2>&1
     el "ncu $n rc=$?"
     ncu -i "$OUT/logs/ncu_$n.ncu-rep" --page details >"$OUT/logs/ncu_$n.txt" 2>&1
     ncu -i "$OUT/logs/ncu_$n.ncu-rep" --page source --csv --print-source sass \

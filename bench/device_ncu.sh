@@ -1,0 +1,35 @@
+#!/bin/bash
+# ncu of int8-fp8-wgmma's attention kernel at chosen shapes, from the repository root on the GPU
+# machine (carry the library's folder):
+#   bash bench/device_ncu.sh LIB "SHAPE_OPTS" ["SHAPE_OPTS"...]
+#   e.g. bash bench/device_ncu.sh .gpu/hopper17/landed/libsageattn.so "--len 1024 --batch 16" \
+#            "--len 1024 --batch 16 --dim 64"
+# SHAPE_OPTS are ncu_one.py's options. Per shape: the summary sections at the GPU's own clock, the
+# details page as text and the SASS source page (stall samples per instruction) as CSV; the kernel
+# is the call's last launch whose name starts with sa_hopper. Writes $OUT/ncu.tgz and prints the
+# key lines.
+set -o pipefail
+LIB=${1:?usage: bash bench/device_ncu.sh LIB SHAPE_OPTS...}
+shift
+OUT=${OUT:-/tmp/ncu-out}
+mkdir -p "$OUT/ncu"
+i=0
+for shape in "$@"; do
+    i=$((i + 1))
+    n=ncu$i
+    echo "$n: $shape" >>"$OUT/ncu/shapes.txt"
+    # shellcheck disable=SC2086 # the shape's options are words
+    timeout 240 ncu --clock-control none -k regex:sa_hopper -c 1 -f \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats \
+        --section ComputeWorkloadAnalysis --section LaunchStats --section SchedulerStats \
+        --section InstructionStats --section SourceCounters --section MemoryWorkloadAnalysis \
+        -o "$OUT/ncu/$n" python3 bench/ncu_one.py --lib "$LIB" --modes int8-fp8-wgmma $shape \
+        >"$OUT/ncu/$n.log" 2>&1
+    echo "$n ($shape) rc=$?"
+    ncu -i "$OUT/ncu/$n.ncu-rep" --page details >"$OUT/ncu/$n.txt" 2>&1
+    ncu -i "$OUT/ncu/$n.ncu-rep" --page source --csv --print-source sass >"$OUT/ncu/${n}_sass.csv" 2>&1
+    rm -f "$OUT/ncu/$n.ncu-rep"
+    grep -E "sa_hopper|Duration|Issue Slots Busy|Registers Per|Achieved Occupancy|Waves Per SM|\
+DRAM Throughput|Stall|Theoretical Occupancy" "$OUT/ncu/$n.txt" | head -40
+done
+tar -czf "$OUT/ncu.tgz" -C "$OUT" ncu && rm -rf "$OUT/ncu"
