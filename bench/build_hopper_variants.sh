@@ -35,11 +35,12 @@ shift
 # L=1K (the kernel alone runs at 48 % of its L=16K rate there): a persistent grid (persist), two
 # blocks of one consumer per SM at D=128 (c2), two consumers per block at D=128 (nc2: 128-row
 # blocks divide L=1K, 192-row ones leave a third of the last block idle).
+# Round 18: the epilogue's loads batched before its stores and Q's loads in one round (landed),
+# with a persistent grid (persist), D=64's warp-specialized kernel at every length (ws64all).
 all_variants=(
     "landed|"
     "persist|-DSA_HW_PERSIST=1"
-    "c2|-DSA_HW_CTAS128=2"
-    "nc2|-DSA_HW_NC128=2"
+    "ws64all|-DSA_HW_D64_MIN_KV=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -50,10 +51,12 @@ shared=$out/${all_variants[0]%%|*}
 bash "$root/bench/build.sh" "$shared" sm_90a
 : >"$out/variants.txt"
 # Per variant: the Hopper kernels always; the pre-pass (quant.cu) only where the flags set
-# SA_H_KGROUP (it changes what K's quantizer writes), else the shared build's pre-pass is linked.
+# SA_H_KGROUP (it changes what K's quantizer writes), the pre-pass and the workspace plan
+# (launch.cu) where they set SA_HW_D64_MIN_KV (it decides where V is smoothed); else the shared
+# build's objects are linked.
 objs=()
 for o in "$shared"/obj/*.o; do
-    case "$(basename "$o" .cu.o)" in attn_hopper | quant) continue ;; esac
+    case "$(basename "$o" .cu.o)" in attn_hopper | quant | launch) continue ;; esac
     objs+=("$o")
 done
 for v in "${all_variants[@]}"; do
@@ -66,10 +69,16 @@ for v in "${all_variants[@]}"; do
     : >"$out/$name/ptxas.txt"
     per_variant=attn_hopper
     quant_obj=$shared/obj/quant.cu.o
+    launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
     *SA_H_KGROUP*)
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
+        ;;
+    *SA_HW_D64_MIN_KV*) # the kernel choice also decides V's smoothing (pre-pass, workspace plan)
+        per_variant="attn_hopper quant launch"
+        quant_obj=$out/$name/quant.o
+        launch_obj=$out/$name/launch.o
         ;;
     esac
     for src in $per_variant; do
@@ -81,7 +90,7 @@ for v in "${all_variants[@]}"; do
             { cat "$out/$name/ptxas.txt"; exit 1; }
     done
     nvcc -shared -Xlinker --no-undefined -o "$out/$name/libsageattn.so" "${objs[@]}" \
-        "$out/$name/attn_hopper.o" "$quant_obj"
+        "$out/$name/attn_hopper.o" "$quant_obj" "$launch_obj"
     echo "built $out/$name/libsageattn.so ($flags; compiled: $per_variant; pre-pass: $quant_obj)"
 done
 for f in "$out"/*/ptxas.txt; do

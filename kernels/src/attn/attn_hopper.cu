@@ -98,7 +98,13 @@ struct sa_h_rows {
  * the non-finite flag. QUAD_SUM: the row sums are still per lane and are reduced over the quad here
  * (the warp-specialized kernel takes them from the P·V MMA already reduced). tq_col is the lane's
  * quad index used for the columns (the persistent kernel passes a fresh copy, see SA_HW_FRESH_EPI);
- * tq the one that picks the LSE writer. */
+ * tq the one that picks the LSE writer.
+ * V's scales and means of the lane's columns are loaded in batches of EPI_BATCH n8 chunks, each
+ * batch before its stores: O's stores may alias them as far as the compiler knows, so a load
+ * placed after a store waits for it, and loads between the stores cost one memory latency each,
+ * 32 per thread at D=128 (ncu, L=1K: a quarter of the kernel's warp samples sat in that chain);
+ * batched, two (one batch of all 16 chunks makes ptxas spill in the warp-specialized kernel).
+ * The workspace holds D of each per head, so the loads need no channel bound. */
 template <int D, bool BF16, bool QUAD_SUM>
 __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2],
                                               const sa_h_rows &r, int b, int h, size_t bh,
@@ -108,7 +114,13 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
     char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
     const float *vs = a.vscale + bhk * D;
     const float *vm = a.vmean ? a.vmean + bhk * D : nullptr;
-    bool nonfinite = false;
+    constexpr int EPI_BATCH = NO < 8 ? NO : 8;
+    float qkm[2] = {0.0f, 0.0f}, inv[2];
+    bool live[2], add_mean[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) /* the LSE's q·k̄ terms, before the LSE's stores */
+        if (a.lse && a.qkm && tq == 0 && r.row0 + 8 * hh < a.lq)
+            qkm[hh] = a.qkm[bh * a.lq + r.row0 + 8 * hh];
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         float s_ = r.sum[hh];
@@ -117,40 +129,52 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
             s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
         }
         const int row = r.row0 + 8 * hh;
-        if (row >= a.lq)
-            continue;
-        const float inv = s_ > 0.0f ? 1.0f / s_ : 0.0f;
-        char *orow = ob + (int64_t)row * a.o_t * 2;
-#pragma unroll
-        for (int nt = 0; nt < NO; ++nt) {
-            const int col = nt * 8 + 2 * tq_col;
-            if (col >= a.d)
-                continue;
-            const float2 v2 = *(const float2 *)(vs + col);
-            float x0 = o[nt * 4 + 2 * hh] * inv * v2.x;
-            float x1 = o[nt * 4 + 2 * hh + 1] * inv * v2.y;
-            if (vm && s_ > 0.0f) { /* V smoothed: its mean back (rows without keys stay 0) */
-                x0 += vm[col];
-                x1 += vm[col + 1];
-            }
-            const uint32_t packed = sa_pack2<BF16>(x0, x1);
-            const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
-            if (col + 1 < a.d) {
-                *(uint32_t *)(orow + col * 2) = packed;
-                nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
-            } else {
-                *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
-            }
-            nonfinite |= (packed & exp_mask) == exp_mask;
-        }
-        if (a.lse && tq == 0) {
+        live[hh] = row < a.lq;
+        inv[hh] = s_ > 0.0f ? 1.0f / s_ : 0.0f;
+        add_mean[hh] = vm && s_ > 0.0f; /* V smoothed; rows without keys stay 0 */
+        if (a.lse && tq == 0 && live[hh]) {
             float l = -INFINITY;
-            if (s_ > 0.0f) {
-                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2;
-                if (a.qkm)
-                    l += a.qkm[bh * a.lq + row];
-            }
+            if (s_ > 0.0f)
+                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2 + qkm[hh];
             a.lse[bh * a.lq + row] = l;
+        }
+    }
+    bool nonfinite = false;
+#pragma unroll
+    for (int n0 = 0; n0 < NO; n0 += EPI_BATCH) {
+        float2 vscale[EPI_BATCH], vmean[EPI_BATCH];
+#pragma unroll
+        for (int i = 0; i < EPI_BATCH; ++i) {
+            const int col = (n0 + i) * 8 + 2 * tq_col;
+            vscale[i] = *(const float2 *)(vs + col);
+            vmean[i] = vm ? *(const float2 *)(vm + col) : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            if (!live[hh])
+                continue;
+            char *orow = ob + (int64_t)(r.row0 + 8 * hh) * a.o_t * 2;
+#pragma unroll
+            for (int i = 0; i < EPI_BATCH; ++i) {
+                const int nt = n0 + i, col = nt * 8 + 2 * tq_col;
+                if (col >= a.d)
+                    continue;
+                float x0 = o[nt * 4 + 2 * hh] * inv[hh] * vscale[i].x;
+                float x1 = o[nt * 4 + 2 * hh + 1] * inv[hh] * vscale[i].y;
+                if (add_mean[hh]) {
+                    x0 += vmean[i].x;
+                    x1 += vmean[i].y;
+                }
+                const uint32_t packed = sa_pack2<BF16>(x0, x1);
+                const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
+                if (col + 1 < a.d) {
+                    *(uint32_t *)(orow + col * 2) = packed;
+                    nonfinite |= ((packed >> 16) & exp_mask) == exp_mask;
+                } else {
+                    *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
+                }
+                nonfinite |= (packed & exp_mask) == exp_mask;
+            }
         }
     }
     if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
