@@ -37,10 +37,12 @@ shift
 # blocks divide L=1K, 192-row ones leave a third of the last block idle).
 # Round 18: the epilogue's loads batched before its stores and Q's loads in one round (landed),
 # with a persistent grid (persist), D=64's warp-specialized kernel at every length (ws64all).
+# Round 19: the one-warpgroup kernel (D=64 up to 2K keys) quantizes Q itself (landed) against
+# the pre-pass's Q (noqf), and with four K/V stages instead of three (st4).
 all_variants=(
     "landed|"
-    "persist|-DSA_HW_PERSIST=1"
-    "ws64all|-DSA_HW_D64_MIN_KV=1"
+    "noqf|-DSA_H_QFUSE=0"
+    "st4|-DSA_H_STAGES=4"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

@@ -28,6 +28,12 @@
 #ifndef SA_H_STAGES
 #define SA_H_STAGES 3 /* K/V tiles in flight */
 #endif
+/* 1: the one-warpgroup kernel quantizes its Q rows itself from the caller's Q in calls without
+ * LSE (sa_h_quantize_q), and the pre-pass leaves Q out: one read of fp16 Q instead of the pre-pass's
+ * read, int8 write and the kernel's int8 read. */
+#ifndef SA_H_QFUSE
+#define SA_H_QFUSE 1
+#endif
 /* Test hook for the descriptor's two offsets (kernels/ALGORITHM.md): 1 swaps them. */
 #ifndef SA_H_SWAP_LBO_SBO
 #define SA_H_SWAP_LBO_SBO 0
@@ -364,8 +370,118 @@ __device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float 
     sa_wg_commit();
 }
 
+/* Q·Kᵀ's A fragment of this thread's two rows (row0, row0 + 8) quantized here from the caller's
+ * fp16/bf16 Q (a.q_src): the pre-pass's arithmetic (sa_rowquant_block) on the same values, so
+ * the same int8 values and scale. The four lanes of a quad hold a row's D channels between them
+ * (bytes 32 kk + 16 half + 4 tq .. + 3 of each k32 step), so the row's absmax is two shuffles.
+ * Both rows' loads are issued before any is used: with head_dim = D (a branch uniform over the
+ * call) as one 8-byte load each, so the block's start waits for memory once (ncu, L=1K: loads
+ * mixed with the channel-bound fallback went out in three or four rounds). Rows past lq read 0. */
+template <bool FULL>
+__device__ __forceinline__ uint2 sa_h_load4_bits(const char *src, int c0, int d, bool row_ok)
+{
+    if (!row_ok)
+        return make_uint2(0u, 0u);
+    if (FULL || c0 + 4 <= d) /* 8-byte aligned: rows are 16-byte aligned */
+        return *(const uint2 *)(src + c0 * 2);
+    uint32_t w[2] = {0u, 0u};
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+        if (c0 + e < d)
+            w[e / 2] |= (uint32_t) * (const uint16_t *)(src + (c0 + e) * 2) << (16 * (e % 2));
+    return make_uint2(w[0], w[1]);
+}
+template <int D, bool BF16, bool FULL>
+__device__ __forceinline__ void sa_h_quantize_q_rows(const sa_attn_args &a, int b, int h,
+                                                      int row0, int tq,
+                                                      uint32_t (&qa)[D / 32][4], float (&qs)[2])
+{
+    uint2 raw[2][D / 32][2];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        const int row = row0 + 8 * hh;
+        const char *src = (const char *)a.q_src + b * a.qsrc_b + h * a.qsrc_h + row * a.qsrc_t;
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+                raw[hh][kk][half] =
+                    sa_h_load4_bits<FULL>(src, 32 * kk + 16 * half + 4 * tq, a.d, row < a.lq);
+    }
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        float x[D / 32][2][4];
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const uint2 u = raw[hh][kk][half];
+                x[kk][half][0] = sa_to_float<BF16>((uint16_t)(u.x & 0xffffu));
+                x[kk][half][1] = sa_to_float<BF16>((uint16_t)(u.x >> 16));
+                x[kk][half][2] = sa_to_float<BF16>((uint16_t)(u.y & 0xffffu));
+                x[kk][half][3] = sa_to_float<BF16>((uint16_t)(u.y >> 16));
+            }
+        float amax = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    amax = fmaxf(amax, fabsf(x[kk][half][e]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        if (amax == 0.0f)
+            amax = 1.0f;
+        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                uint32_t w = 0;
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int q =
+                        max(-127, min(127, __float2int_rn(__fmul_rn(x[kk][half][e], inv))));
+                    w |= (uint32_t)(q & 0xff) << (8 * e);
+                }
+                qa[kk][hh + 2 * half] = w;
+            }
+        qs[hh] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.score_scale);
+    }
+}
 template <int D, bool BF16>
-__global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_attn_args a)
+__device__ __forceinline__ void sa_h_quantize_q(const sa_attn_args &a, int b, int h, int row0,
+                                                 int tq, uint32_t (&qa)[D / 32][4], float (&qs)[2])
+{
+    if (a.d == D)
+        sa_h_quantize_q_rows<D, BF16, true>(a, b, h, row0, tq, qa, qs);
+    else
+        sa_h_quantize_q_rows<D, BF16, false>(a, b, h, row0, tq, qa, qs);
+}
+
+/* S = Q·Kᵀ for one 64-key tile with Q's A fragment in registers (qa, from sa_h_quantize_q). */
+template <int D>
+__device__ __forceinline__ void sa_h_issue_qk_ra(int32_t (&acc)[32], const uint32_t (&qa)[D / 32][4],
+                                                 uint32_t sK)
+{
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        acc[i] = SA_INT_FLOAT_BIAS;
+    sa_wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk)
+        sa_wg_qk_s8_ra(acc, qa[kk], sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO));
+    sa_wg_commit();
+}
+
+/* Blocks per SM the registers are sized for: four at D=64 (128 registers; the Q fragment that QF
+ * keeps in registers would otherwise take ptxas to 132 and the SM to three blocks), two at D=128. */
+#define SA_H_MIN_BLOCKS(D) ((D) == 64 ? 4 : 2)
+/* QF: the block quantizes its Q rows itself from the caller's Q (a.q_src; SA_H_QFUSE) and keeps
+ * them in registers as Q·Kᵀ's A fragment; else Q comes from the pre-pass's int8 Q by bulk copy. */
+template <int D, bool BF16, bool QF>
+__global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D)) sa_hopper_kernel(const sa_attn_args a)
 {
 #if SA_HOPPER_CODE
     using T = sa_htile<D>;
@@ -414,8 +530,10 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     }
     __syncthreads();
     if (tid == 0) {
-        sa_mbar_expect_tx(qbar, T::Q_BYTES);
-        sa_bulk_g2s(sQ, qg, T::Q_BYTES, qbar);
+        if (!QF) {
+            sa_mbar_expect_tx(qbar, T::Q_BYTES);
+            sa_bulk_g2s(sQ, qg, T::Q_BYTES, qbar);
+        }
         for (int j = 0; j < SA_H_STAGES && j < n_kt; ++j)
             load_tile(j);
     }
@@ -424,10 +542,20 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     r.row0 = q0 + warp * 16 + g; /* wgmma hands warp w rows 16w..16w+15 of the 64 */
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-        r.qs[hh] = a.qscale[bh * a.lq_pad + r.row0 + 8 * hh];
+        if (!QF)
+            r.qs[hh] = a.qscale[bh * a.lq_pad + r.row0 + 8 * hh];
         r.mx[hh] = -INFINITY;
         r.sum[hh] = 0.0f;
     }
+    uint32_t qa[D / 32][4];
+    if (QF)
+        sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) {
+        if (QF)
+            sa_h_issue_qk_ra<D>(acc, qa, sK);
+        else
+            sa_h_issue_qk<D>(acc, sQ, sK);
+    };
     float o[NO * 4];
 #pragma unroll
     for (int i = 0; i < NO * 4; ++i)
@@ -443,7 +571,8 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
             load_tile(j + SA_H_STAGES);
     };
 
-    sa_mbar_wait(qbar, 0); /* also when no key is visible: no copy may outlive the block */
+    if (!QF)
+        sa_mbar_wait(qbar, 0); /* also when no key is visible: no copy may outlive the block */
 #if SA_H_PIPELINE
     int32_t acc0[32], acc1[32];
     float ot[NO * 4];
@@ -455,7 +584,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     auto step = [&](int j, int32_t(&cur)[32], int32_t(&nxt)[32]) {
         if (j + 1 < n_kt) {
             wait_tile(j + 1);
-            sa_h_issue_qk<D>(nxt, sQ, stage(j + 1));
+            issue_qk(nxt, stage(j + 1));
         }
         float alpha[2];
         sa_h_softmax_pv<D>(cur, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
@@ -473,7 +602,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     };
     if (n_kt > 0) {
         wait_tile(0);
-        sa_h_issue_qk<D>(acc0, sQ, stage(0));
+        issue_qk(acc0, stage(0));
         sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < 32; ++i)
@@ -489,7 +618,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, 2) sa_hopper_kernel(const sa_att
     for (int j = 0; j < n_kt; ++j) {
         int32_t acc[32];
         wait_tile(j);
-        sa_h_issue_qk<D>(acc, sQ, stage(j));
+        issue_qk(acc, stage(j));
         sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < 32; ++i)
@@ -555,7 +684,8 @@ template <int D, bool BF16>
 static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
-    const auto kernel = sa_hopper_kernel<D, BF16>;
+    const auto kernel =
+        a && a->q_src ? sa_hopper_kernel<D, BF16, true> : sa_hopper_kernel<D, BF16, false>;
     const int smem = sa_htile<D>::SMEM_BYTES;
     if ((e = sa_hopper_prepare(kernel, smem, l)) != cudaSuccess || l->probe)
         return e;
@@ -566,8 +696,12 @@ static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg
 
 int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad)
 {
+    if (p->lse) /* the LSE's q·k̄ term comes from the pre-pass's Q pass */
+        return 0;
+    if (!sa_hopper_uses_ws(d_pad, p->lkv))
+        return SA_H_QFUSE;
     const bool fused = d_pad == 128 ? SA_HW_QFUSE128 : SA_HW_QFUSE64;
-    return fused && SA_HW_QREG && !p->lse && sa_hopper_uses_ws(d_pad, p->lkv);
+    return fused && SA_HW_QREG;
 }
 
 template <int D, bool BF16>

@@ -307,96 +307,6 @@ __device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bia
                      : "memory");
 }
 
-/* Q·Kᵀ's A fragment of this thread's two rows (row0, row0 + 8) quantized here from the caller's
- * fp16/bf16 Q (a.q_src): the pre-pass's arithmetic (sa_rowquant_block) on the same values, so
- * the same int8 values and scale. The four lanes of a quad hold a row's D channels between them
- * (bytes 32 kk + 16 half + 4 tq .. + 3 of each k32 step), so the row's absmax is two shuffles.
- * Both rows' loads are issued before any is used: with head_dim = D (a branch uniform over the
- * call) as one 8-byte load each, so the block's start waits for memory once (ncu, L=1K: loads
- * mixed with the channel-bound fallback went out in three or four rounds). Rows past lq read 0. */
-template <bool FULL>
-__device__ __forceinline__ uint2 sa_hw_load4_bits(const char *src, int c0, int d, bool row_ok)
-{
-    if (!row_ok)
-        return make_uint2(0u, 0u);
-    if (FULL || c0 + 4 <= d) /* 8-byte aligned: rows are 16-byte aligned */
-        return *(const uint2 *)(src + c0 * 2);
-    uint32_t w[2] = {0u, 0u};
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-        if (c0 + e < d)
-            w[e / 2] |= (uint32_t) * (const uint16_t *)(src + (c0 + e) * 2) << (16 * (e % 2));
-    return make_uint2(w[0], w[1]);
-}
-template <int D, bool BF16, bool FULL>
-__device__ __forceinline__ void sa_hw_quantize_q_rows(const sa_attn_args &a, int b, int h,
-                                                      int row0, int tq,
-                                                      uint32_t (&qa)[D / 32][4], float (&qs)[2])
-{
-    uint2 raw[2][D / 32][2];
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        const int row = row0 + 8 * hh;
-        const char *src = (const char *)a.q_src + b * a.qsrc_b + h * a.qsrc_h + row * a.qsrc_t;
-#pragma unroll
-        for (int kk = 0; kk < D / 32; ++kk)
-#pragma unroll
-            for (int half = 0; half < 2; ++half)
-                raw[hh][kk][half] =
-                    sa_hw_load4_bits<FULL>(src, 32 * kk + 16 * half + 4 * tq, a.d, row < a.lq);
-    }
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        float x[D / 32][2][4];
-#pragma unroll
-        for (int kk = 0; kk < D / 32; ++kk)
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const uint2 u = raw[hh][kk][half];
-                x[kk][half][0] = sa_to_float<BF16>((uint16_t)(u.x & 0xffffu));
-                x[kk][half][1] = sa_to_float<BF16>((uint16_t)(u.x >> 16));
-                x[kk][half][2] = sa_to_float<BF16>((uint16_t)(u.y & 0xffffu));
-                x[kk][half][3] = sa_to_float<BF16>((uint16_t)(u.y >> 16));
-            }
-        float amax = 0.0f;
-#pragma unroll
-        for (int kk = 0; kk < D / 32; ++kk)
-#pragma unroll
-            for (int half = 0; half < 2; ++half)
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    amax = fmaxf(amax, fabsf(x[kk][half][e]));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-        if (amax == 0.0f)
-            amax = 1.0f;
-        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-#pragma unroll
-        for (int kk = 0; kk < D / 32; ++kk)
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                uint32_t w = 0;
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int q =
-                        max(-127, min(127, __float2int_rn(__fmul_rn(x[kk][half][e], inv))));
-                    w |= (uint32_t)(q & 0xff) << (8 * e);
-                }
-                qa[kk][hh + 2 * half] = w;
-            }
-        qs[hh] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.score_scale);
-    }
-}
-template <int D, bool BF16>
-__device__ __forceinline__ void sa_hw_quantize_q(const sa_attn_args &a, int b, int h, int row0,
-                                                 int tq, uint32_t (&qa)[D / 32][4], float (&qs)[2])
-{
-    if (a.d == D)
-        sa_hw_quantize_q_rows<D, BF16, true>(a, b, h, row0, tq, qa, qs);
-    else
-        sa_hw_quantize_q_rows<D, BF16, false>(a, b, h, row0, tq, qa, qs);
-}
-
 /* Work tile t of the flattened grid: (q tile, head, batch), heavy causal q tiles first. */
 struct sa_hw_tile {
     int q0, h, b, n_kt;
@@ -594,7 +504,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
          * the caller's Q instead (the pre-pass left Q out). */
         uint32_t qa[D / 32][4];
         if (C::QFUSE && a.q_src) {
-            sa_hw_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+            sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
         } else {
             sa_mbar_wait(qfull, nt & 1);
             /* offset(row, byte) with row = 16 warp + 8 (i & 1) + g, byte = 32 kk + 16 (i >> 1)
