@@ -29,8 +29,8 @@
 #define SA_H_STAGES 3 /* K/V tiles in flight */
 #endif
 /* 1: the one-warpgroup kernel quantizes its Q rows itself from the caller's Q in calls without
- * LSE (sa_h_quantize_q), and the pre-pass leaves Q out: one read of fp16 Q instead of the pre-pass's
- * read, int8 write and the kernel's int8 read. */
+ * LSE (sa_h_quantize_q), and the pre-pass leaves Q out: one read of fp16 Q instead of the
+ * pre-pass's read, int8 write and the kernel's int8 read. */
 #ifndef SA_H_QFUSE
 #define SA_H_QFUSE 1
 #endif
@@ -76,19 +76,25 @@ __device__ __forceinline__ uint64_t sa_h_desc(uint32_t addr, uint32_t sbo)
 #define SA_H_PIPELINE 0
 #endif
 
-/* S = Q·Kᵀ for one 64-key tile, issued asynchronously (committed as one wgmma group). The
+/* S = Q·Kᵀ for one 64-key tile, issued asynchronously (committed as one wgmma group), Q from
+ * shared memory (sQ) or, with QF, its A fragment from registers (qa, from sa_h_quantize_q). The
  * int32 accumulators start at the float-bias bits (sa_biased_int_to_float). */
-template <int D>
-__device__ __forceinline__ void sa_h_issue_qk(int32_t (&acc)[32], uint32_t sQ, uint32_t sK)
+template <int D, bool QF>
+__device__ __forceinline__ void sa_h_issue_qk(int32_t (&acc)[32], uint32_t sQ,
+                                              const uint32_t (&qa)[D / 32][4], uint32_t sK)
 {
 #pragma unroll
     for (int i = 0; i < 32; ++i)
         acc[i] = SA_INT_FLOAT_BIAS;
     sa_wg_fence();
 #pragma unroll
-    for (int kk = 0; kk < D / 32; ++kk)
-        sa_wg_qk_s8(acc, sa_h_desc(sQ + kk * 256, sa_htile<D>::QK_SBO),
-                    sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO));
+    for (int kk = 0; kk < D / 32; ++kk) {
+        const uint64_t kd = sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO);
+        if constexpr (QF)
+            sa_wg_qk_s8_ra(acc, qa[kk], kd);
+        else
+            sa_wg_qk_s8(acc, sa_h_desc(sQ + kk * 256, sa_htile<D>::QK_SBO), kd);
+    }
     sa_wg_commit();
 }
 
@@ -392,9 +398,9 @@ __device__ __forceinline__ uint2 sa_h_load4_bits(const char *src, int c0, int d,
     return make_uint2(w[0], w[1]);
 }
 template <int D, bool BF16, bool FULL>
-__device__ __forceinline__ void sa_h_quantize_q_rows(const sa_attn_args &a, int b, int h,
-                                                      int row0, int tq,
-                                                      uint32_t (&qa)[D / 32][4], float (&qs)[2])
+__device__ __forceinline__ void sa_h_quantize_q_rows(const sa_attn_args &a, int b, int h, int row0,
+                                                     int tq, uint32_t (&qa)[D / 32][4],
+                                                     float (&qs)[2])
 {
     uint2 raw[2][D / 32][2];
 #pragma unroll
@@ -452,7 +458,7 @@ __device__ __forceinline__ void sa_h_quantize_q_rows(const sa_attn_args &a, int 
 }
 template <int D, bool BF16>
 __device__ __forceinline__ void sa_h_quantize_q(const sa_attn_args &a, int b, int h, int row0,
-                                                 int tq, uint32_t (&qa)[D / 32][4], float (&qs)[2])
+                                                int tq, uint32_t (&qa)[D / 32][4], float (&qs)[2])
 {
     if (a.d == D)
         sa_h_quantize_q_rows<D, BF16, true>(a, b, h, row0, tq, qa, qs);
@@ -460,28 +466,15 @@ __device__ __forceinline__ void sa_h_quantize_q(const sa_attn_args &a, int b, in
         sa_h_quantize_q_rows<D, BF16, false>(a, b, h, row0, tq, qa, qs);
 }
 
-/* S = Q·Kᵀ for one 64-key tile with Q's A fragment in registers (qa, from sa_h_quantize_q). */
-template <int D>
-__device__ __forceinline__ void sa_h_issue_qk_ra(int32_t (&acc)[32], const uint32_t (&qa)[D / 32][4],
-                                                 uint32_t sK)
-{
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-        acc[i] = SA_INT_FLOAT_BIAS;
-    sa_wg_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 32; ++kk)
-        sa_wg_qk_s8_ra(acc, qa[kk], sa_h_desc(sK + kk * 256, sa_htile<D>::QK_SBO));
-    sa_wg_commit();
-}
-
 /* Blocks per SM the registers are sized for: four at D=64 (128 registers; the Q fragment that QF
- * keeps in registers would otherwise take ptxas to 132 and the SM to three blocks), two at D=128. */
+ * keeps in registers would otherwise take ptxas to 132 and the SM to three blocks), two at D=128.
+ */
 #define SA_H_MIN_BLOCKS(D) ((D) == 64 ? 4 : 2)
 /* QF: the block quantizes its Q rows itself from the caller's Q (a.q_src; SA_H_QFUSE) and keeps
  * them in registers as Q·Kᵀ's A fragment; else Q comes from the pre-pass's int8 Q by bulk copy. */
 template <int D, bool BF16, bool QF>
-__global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D)) sa_hopper_kernel(const sa_attn_args a)
+__global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
+    sa_hopper_kernel(const sa_attn_args a)
 {
 #if SA_HOPPER_CODE
     using T = sa_htile<D>;
@@ -550,12 +543,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D)) sa_hopper_ke
     uint32_t qa[D / 32][4];
     if (QF)
         sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
-    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) {
-        if (QF)
-            sa_h_issue_qk_ra<D>(acc, qa, sK);
-        else
-            sa_h_issue_qk<D>(acc, sQ, sK);
-    };
+    auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_h_issue_qk<D, QF>(acc, sQ, qa, sK); };
     float o[NO * 4];
 #pragma unroll
     for (int i = 0; i < NO * 4; ++i)
