@@ -119,7 +119,7 @@ ACC_CASES = [
     ("near_limits", (1, 8, 8, 1024, 1024, 64), "HND", torch.float16, False, "near_limits"),
     ("v_offset", (1, 8, 8, 2048, 2048, 64), "HND", torch.float16, True, "v_offset"),
     ("long_16k", (1, 4, 4, 16384, 16384, 128), "HND", torch.float16, False, "random"),
-    # D=64 past 4K keys: int8-fp8-wgmma's warp-specialized kernel at D=64 (the cases above run
+    # D=64 past 2K keys: int8-fp8-wgmma's warp-specialized kernel at D=64 (the cases above run
     # its one-warpgroup kernel there), with P·V accumulated in O across the whole row
     ("long_16k_d64", (1, 4, 4, 16384, 16384, 64), "HND", torch.float16, False, "random"),
     ("causal_gqa_d64_5k", (1, 8, 2, 4100, 5003, 64), "NHD", torch.bfloat16, True, "random"),

@@ -61,7 +61,7 @@ def v_smoothed(mode, d, lk):
         return False
     ws = header_define("SA_H_WS", 2)
     d_pad = 64 if d <= 64 else 128
-    return ws == 1 or (ws == 2 and (d_pad == 128 or lk >= header_define("SA_HW_D64_MIN_KV", 4097)))
+    return ws == 1 or (ws == 2 and (d_pad == 128 or lk >= header_define("SA_HW_D64_MIN_KV", 2049)))
 
 
 def make_qkv(b, hq, hkv, lq, lk, d, layout, dtype, kind, seed):

@@ -51,8 +51,9 @@
  * read of Q and no int8 Q round trip through memory (~0.06 ms of a D=128 L=1K B=16 call).
  * Per head dim (the H200 round-3 call, bench/results/h200-2e09e54-hopper3-variants.md): on at
  * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLDN128=2 the fastest there), off at D=64 (no gain at
- * L=16K, 422.9 against 423.0; D=64 up to 4K keys runs the one-warpgroup kernel, which this does
- * not touch). SA_HW_QFUSE, when given, sets both (the variant builds). */
+ * L=16K, 422.9 against 423.0; D=64 up to 4K keys then ran the one-warpgroup kernel, which has its
+ * own switch, SA_H_QFUSE, since round 19). SA_HW_QFUSE, when given, sets both (the variant
+ * builds). */
 #ifdef SA_HW_QFUSE
 #define SA_HW_QFUSE128 SA_HW_QFUSE
 #define SA_HW_QFUSE64 SA_HW_QFUSE
