@@ -39,10 +39,11 @@ shift
 # with a persistent grid (persist), D=64's warp-specialized kernel at every length (ws64all).
 # Round 19: the one-warpgroup kernel (D=64 up to 2K keys) quantizes Q itself (landed) against
 # the pre-pass's Q (noqf), and with four K/V stages instead of three (st4).
+# Round 20: the one-warpgroup kernel at every shape (base), for D=128 L=1K causal (0.82x SDPA
+# flash with the warp-specialized kernel, bench/device_repeat.sh).
 all_variants=(
     "landed|"
-    "noqf|-DSA_H_QFUSE=0"
-    "st4|-DSA_H_STAGES=4"
+    "base|-DSA_H_WS=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -77,7 +78,7 @@ for v in "${all_variants[@]}"; do
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;
-    *SA_HW_D64_MIN_KV*) # the kernel choice also decides V's smoothing (pre-pass, workspace plan)
+    *SA_HW_D64_MIN_KV* | *SA_H_WS*) # the kernel choice also decides V's smoothing (pre-pass, plan)
         per_variant="attn_hopper quant launch"
         quant_obj=$out/$name/quant.o
         launch_obj=$out/$name/launch.o
