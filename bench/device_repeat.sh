@@ -1,7 +1,7 @@
 #!/bin/bash
 # int8-fp8-wgmma against SDPA (flash, cuDNN) at the same shapes, N times over in one device call,
-# to tell a difference from the run-to-run spread (SDPA at L=1K moved 5-12 % between two calls an
-# hour apart in round 19). From the repository root, carrying the library's folder:
+# to tell a difference from the run-to-run spread (SDPA at L=1K moved 5-12 % between two calls
+# eight minutes apart in round 19). From the repository root, carrying the library's folder:
 #   bash bench/device_repeat.sh LIB [N] [LENS] [DIMS]      e.g. bash bench/device_repeat.sh \
 #       .gpu/hopper19/landed/libsageattn.so 3 1024 128,64
 # Each repetition is one bench.py process (full and causal at every LENS x DIMS, B = 16384 / L,
