@@ -7,7 +7,7 @@
 # SHAPE_OPTS are ncu_one.py's options. Per shape: the summary sections at the GPU's own clock, the
 # details page as text and the SASS source page (stall samples per instruction) as CSV; the kernel
 # is the call's last launch whose name starts with sa_hopper. Writes $OUT/ncu.tgz and prints the
-# key lines.
+# key lines; `python3 bench/ncu_regions.py ncuN_sass.csv` (here) then says where the warps wait.
 set -o pipefail
 LIB=${1:?usage: bash bench/device_ncu.sh LIB SHAPE_OPTS...}
 shift
