@@ -153,6 +153,14 @@
 #ifndef SA_HW_PERSIST
 #define SA_HW_PERSIST 0
 #endif
+/* 1: in causal calls each consumer runs the key tiles up to its own rows' diagonal and only
+ * releases the block's later ones (the block runs up to its last consumer's diagonal, NC - 1
+ * tiles past the first consumer's: at L=1K D=128 causal a quarter of the consumers' tiles are
+ * fully masked). The tiles past it are waited for and released in order, so the ring's protocol
+ * is unchanged. Not measured yet (round 21's variant `trim`); needs SA_HW_PINGPONG 0. */
+#ifndef SA_HW_CAUSAL_TRIM
+#define SA_HW_CAUSAL_TRIM 0
+#endif
 /* Blocks per SM at D=128: 1 (the consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings): the second form hides one block's start
  * and end behind the other block's work, which one block per SM cannot; it was the default from
@@ -214,6 +222,8 @@ template <int D> struct sa_hw_cfg {
     static_assert(!BIAS_PRELOAD || (SA_HW_QREG && SA_HW_OVERLAP),
                   "SA_HW_BIAS_PRELOAD is a form of the overlapped loop with Q in registers");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
+    static_assert(!(SA_HW_CAUSAL_TRIM && PINGPONG),
+                  "SA_HW_CAUSAL_TRIM: a consumer that stops early would break the issue ring");
     /* round 9: ones columns carried in O's FP8 accumulator across 16K keys, rel-L1 0.32 */
     static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
                   "SA_HW_FOLDN 0 needs SA_HW_ROWSUM_SEP (or SA_HW_ROWSUM_MMA 0)");
@@ -456,6 +466,21 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         const int q0c = w.q0 + 64 * c;
+#if SA_HW_CAUSAL_TRIM
+        /* Causal: this consumer's own key tiles end at its rows' diagonal; the block's n_kt
+         * covers its last consumer's rows, up to NC - 1 tiles more (see SA_HW_CAUSAL_TRIM). */
+        int n_c = n_kt;
+        if (a.causal) {
+            const int last_key = min(q0c + 63, a.lq - 1) + diag;
+            n_c = min(n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
+        }
+        /* one value per warp, as the compiler can see: the key loop's counters stay in uniform
+         * registers (derived from the thread index, n_c would move them to vector registers
+         * and add 16 R2UR per step for the descriptors) */
+        n_c = __shfl_sync(0xffffffffu, n_c, 0);
+#else
+        const int n_c = n_kt;
+#endif
 
         sa_h_rows r;
         r.row0 = q0c + warp * 16 + g;
@@ -541,7 +566,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         constexpr std::integral_constant<bool, !C::BIAS_PRELOAD> loop_bias{};
         (void)loop_bias;
 #if SA_HW_OVERLAP
-        if (n_kt > 0) {
+        if (n_c > 0) {
             int32_t acc[32];
             uint32_t pa[2][4];
             float alpha_prev[2];
@@ -645,7 +670,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 constexpr bool CARRY = decltype(carry_c)::value;
                 turn_begin();
                 sa_wg_fence();
-                sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it0 + n_kt - 1), CARRY ? 1 : 0);
+                sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it0 + n_c - 1), CARRY ? 1 : 0);
                 sa_wg_commit();
                 turn_end();
                 sa_wg_wait<0>();
@@ -654,17 +679,17 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
 #pragma unroll
                     for (int i = 0; i < 4; ++i)
                         sa_wg_keep(pa[kk][i]);
-                release(it0 + n_kt - 1);
+                release(it0 + n_c - 1);
                 fold(alpha_prev);
             };
             constexpr std::integral_constant<bool, false> no{};
             if constexpr (C::FOLDN == 0) {
                 /* never folded: every P·V onto the held tile; O (zero) takes it at the end */
                 constexpr std::integral_constant<bool, true> yes{};
-                if (n_kt > 1) {
+                if (n_c > 1) {
                     step(1, no, yes, set_bias);
 #pragma unroll 1
-                    for (int j = 2; j < n_kt; ++j)
+                    for (int j = 2; j < n_c; ++j)
                         step(j, yes, yes, loop_bias);
                     last(yes);
                 } else {
@@ -674,11 +699,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 constexpr std::integral_constant<bool, true> yes{};
                 int j = 1;
 #pragma unroll 1
-                for (; j + 1 < n_kt; j += 2) {
+                for (; j + 1 < n_c; j += 2) {
                     step(j, no, yes, loop_bias);     /* P·V(j-1) fresh, held */
                     step(j + 1, yes, no, loop_bias); /* P·V(j) onto it, folded */
                 }
-                if (j < n_kt) {
+                if (j < n_c) {
                     step(j, no, yes, loop_bias);
                     last(yes);
                 } else {
@@ -686,14 +711,14 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 }
             } else {
 #pragma unroll 1
-                for (int j = 1; j < n_kt; ++j)
+                for (int j = 1; j < n_c; ++j)
                     step(j, no, no, loop_bias);
                 last(no);
             }
         }
 #else
 #pragma unroll 1
-        for (int j = 0; j < n_kt; ++j) {
+        for (int j = 0; j < n_c; ++j) {
             const int it = it0 + j;
             int32_t acc[32];
             uint32_t pa[2][4];
@@ -721,6 +746,15 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                     sa_wg_keep(pa[kk][i]);
             release(it);
             fold(alpha);
+        }
+#endif
+#if SA_HW_CAUSAL_TRIM
+        /* The block's tiles past this consumer's diagonal: released unread, each once its copy
+         * has landed (the landing says the slot's previous use was released by every consumer,
+         * so this arrival counts for this tile's phase, not that one's). */
+        for (int j = n_c; j < n_kt; ++j) {
+            wait_full(it0 + j);
+            release(it0 + j);
         }
 #endif
 #if !SA_HW_QREG
