@@ -153,11 +153,15 @@
 #ifndef SA_HW_PERSIST
 #define SA_HW_PERSIST 0
 #endif
-/* 1: in causal calls each consumer runs the key tiles up to its own rows' diagonal and only
- * releases the block's later ones (the block runs up to its last consumer's diagonal, NC - 1
- * tiles past the first consumer's: at L=1K D=128 causal a quarter of the consumers' tiles are
- * fully masked). The tiles past it are waited for and released in order, so the ring's protocol
- * is unchanged. Not measured yet (round 21's variant `trim`); needs SA_HW_PINGPONG 0. */
+/* 1: each consumer runs only its own key tiles and releases the block's others unread: none
+ * when its 64 rows all lie past lq (the last block of a head: at D=128 L=1K two of its three
+ * consumers), and in causal calls those up to its rows' diagonal (the block runs up to its last
+ * consumer's, NC - 1 tiles further). At D=128 L=1K causal that is 47 of the 183 consumer tiles
+ * per head (15 fully masked, 32 on rows past lq); non-causal 32 of 288. The tiles past its own
+ * are waited for and released in order, so the ring's protocol is unchanged. Round 13's idle
+ * skip (rows past lq, by an early exit) changed ptxas's key loop; this form keeps it (572
+ * against 570 instructions at D=128). Not measured yet (round 21's variant `trim`); needs
+ * SA_HW_PINGPONG 0. */
 #ifndef SA_HW_CAUSAL_TRIM
 #define SA_HW_CAUSAL_TRIM 0
 #endif
@@ -467,10 +471,13 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         const int q0c = w.q0 + 64 * c;
 #if SA_HW_CAUSAL_TRIM
-        /* Causal: this consumer's own key tiles end at its rows' diagonal; the block's n_kt
-         * covers its last consumer's rows, up to NC - 1 tiles more (see SA_HW_CAUSAL_TRIM). */
+        /* This consumer's own key tiles: none when its rows all lie past lq; causal, up to its
+         * rows' diagonal (the block's n_kt covers its last consumer's rows, up to NC - 1 tiles
+         * more). See SA_HW_CAUSAL_TRIM. */
         int n_c = n_kt;
-        if (a.causal) {
+        if (q0c >= a.lq) { /* rows all past lq (the last block of a head): nothing to store */
+            n_c = 0;
+        } else if (a.causal) {
             const int last_key = min(q0c + 63, a.lq - 1) + diag;
             n_c = min(n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
         }
