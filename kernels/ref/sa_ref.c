@@ -155,7 +155,7 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
                 lo = fminf(lo, kv->v[(size_t)j * dp + c]);
                 sum += kv->v[(size_t)j * dp + c];
             }
-            if (cfg->smooth_v && lkv > 0 && sa_hopper_uses_ws(dp, lkv))
+            if (cfg->smooth_v && lkv > 0 && sa_smooth_v(cfg->mode, dp, lkv))
                 kv->vmean[c] = (float)(sum / lkv);
             /* the absmax of V less its mean (of V itself when not smoothing) */
             float range = fmaxf(fmaxf(hi - kv->vmean[c], kv->vmean[c] - lo), 0.0f);
