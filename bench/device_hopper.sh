@@ -90,23 +90,15 @@ for n in $checked; do
         tee -a "$OUT/summary.txt"
 done
 # ncu of one library at D=128 L=16K (or at ncu_one.py's shape options in $NCU_SHAPE, e.g.
-# NCU_SHAPE="--len 1024 --batch 16"): the summary sections, then the SASS source page (stall
-# samples per instruction) as CSV for the next round's reading of the main loop.
+# NCU_SHAPE="--len 1024 --batch 16") by bench/device_ncu.sh: the summary sections, then the SASS
+# source page (stall samples per instruction) as CSV, in logs/ncu_<name>1.*.
 ncu_of() {
-    local n=$1 lib=$DIR/$1/libsageattn.so
-    timeout $(($(left) - 25)) ncu --clock-control none -k regex:sa_hopper -c 1 -f \
-        --section SpeedOfLight --section Occupancy --section WarpStateStats \
-        --section ComputeWorkloadAnalysis --section LaunchStats --section SchedulerStats \
-        --section InstructionStats --section SourceCounters -o "$OUT/logs/ncu_$n" \
-        python3 bench/ncu_one.py --lib "$lib" --modes int8-fp8-wgmma $NCU_SHAPE \
-        >"$OUT/logs/ncu_$n.log" 2>&1
-    el "ncu $n rc=$?"
-    ncu -i "$OUT/logs/ncu_$n.ncu-rep" --page details >"$OUT/logs/ncu_$n.txt" 2>&1
-    ncu -i "$OUT/logs/ncu_$n.ncu-rep" --page source --csv --print-source sass \
-        >"$OUT/logs/ncu_${n}_sass.csv" 2>&1 || el "ncu $n: no source page"
-    rm -f "$OUT/logs/ncu_$n.ncu-rep"
-    grep -E "Duration|Compute \(SM\) Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy" \
-        "$OUT/logs/ncu_$n.txt" | sed "s/^/$n /" | tee -a "$OUT/summary.txt"
+    local n=$1
+    NCU_DIR=$OUT/logs NCU_STEM=ncu_$n NCU_TIMEOUT=$(($(left) - 25)) bash bench/device_ncu.sh \
+        "$DIR/$n/libsageattn.so" "${NCU_SHAPE:-}" |
+        grep -E "rc=|no source page|Duration|Compute \(SM\) Throughput|Issue Slots Busy|\
+Registers Per|Achieved Occupancy" | sed "s/^/$n /" | tee -a "$OUT/summary.txt"
+    el "ncu $n done"
 }
 [ "$(left)" -gt 70 ] && ncu_of "$first"
 if [ "$best" != none ] && [ "$best" != "$first" ] && [ "$(left)" -gt 70 ]; then
