@@ -160,10 +160,11 @@
  * per head (15 fully masked, 32 on rows past lq); non-causal 32 of 288. The tiles past its own
  * are waited for and released in order, so the ring's protocol is unchanged. Round 13's idle
  * skip (rows past lq, by an early exit) changed ptxas's key loop; this form keeps it (572
- * against 570 instructions at D=128). Not measured yet (round 21's variant `trim`); needs
- * SA_HW_PINGPONG 0. */
+ * against 570 instructions at D=128). Round 21 (h200-484a63e-hopper21-variants.md): D=128 L=1K
+ * causal 216.8-217.2 against 196.6-201.7 TOPS (ncu: 407 against 450 us), L=16K causal 705.1
+ * against 695.5, the rest within noise; memcheck and racecheck clean. Needs SA_HW_PINGPONG 0. */
 #ifndef SA_HW_CAUSAL_TRIM
-#define SA_HW_CAUSAL_TRIM 0
+#define SA_HW_CAUSAL_TRIM 1
 #endif
 /* Blocks per SM at D=128: 1 (the consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings): the second form hides one block's start
@@ -176,8 +177,8 @@
 #endif
 /* 1: the producer copies the tile's V scales and means (2·D floats) into shared memory at the
  * tile's start, where the epilogue reads them, instead of the epilogue loading them from the
- * workspace in two batches of memory latency (round 18's form). Not measured yet (round 21's
- * variant `epismem`). */
+ * workspace in two batches of memory latency (round 18's form). Round 21 (`epismem`): no gain
+ * (D=128 L=1K 336.9-339.0 against 326.4-337.4, L=16K 773.0 against 787.7): off. */
 #ifndef SA_HW_EPI_SMEM
 #define SA_HW_EPI_SMEM 0
 #endif
