@@ -41,15 +41,14 @@ shift
 # the pre-pass's Q (noqf), and with four K/V stages instead of three (st4).
 # Round 20: the one-warpgroup kernel at every shape (base), for D=128 L=1K causal (0.82x SDPA
 # flash with the warp-specialized kernel, bench/device_repeat.sh): h200-25c3859-repeat.md.
-# Round 21 (prepared, not yet run): causal consumers stop at their own diagonal (trim), V's
-# scales and means copied into shared memory by the producer for the epilogue (epismem); measure
-# with bench/device_hopper.sh (accuracy, memcheck, racecheck) and bench/device_repeat.sh at L=1K
-# and 4K, causal.
+# Round 21: causal consumers stop at their own diagonal (trim), V's scales and means copied into
+# shared memory by the producer for the epilogue (epismem).
+# Round 21's (trim, epismem, trimepi): h200-484a63e-hopper21-variants.md (trim the default since).
+# Round 22: K's and V's pre-pass fused for up to 2048 keys (fused: SA_PRE_FUSED=1, quant.cu),
+# bit for bit the two-pass kernels' (bench/prepass_same.py --compare-smoothed).
 all_variants=(
     "landed|"
-    "trim|-DSA_HW_CAUSAL_TRIM=1"
-    "epismem|-DSA_HW_EPI_SMEM=1"
-    "trimepi|-DSA_HW_CAUSAL_TRIM=1 -DSA_HW_EPI_SMEM=1"
+    "fused|-DSA_PRE_FUSED=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -80,7 +79,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP*)
+    *SA_H_KGROUP* | *SA_PRE_FUSED*)
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;

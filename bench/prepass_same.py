@@ -1,7 +1,8 @@
 """Are two builds of libsageattn bit-identical in what the int8 modes compute, and how fast is each?
 
 python3 bench/prepass_same.py --lib-a A/libsageattn.so --lib-b B/libsageattn.so [--quick]
-                              [--json OUT.json] [--skip-timing]
+                              [--json OUT.json] [--skip-timing] [--compare-smoothed]
+                              [--modes M1,M2]
 
 Made to check a change of the pre-pass (kernels/src/attn/quant.cu) that must keep every bit: both
 libraries run the same inputs in one process (each through its own handle), and per call this
@@ -11,13 +12,15 @@ and the LSE's q·k̄ term, in the order each mode stores them. Every int8 mode t
 fp16/bf16, D 17/40/64/96/100/128 (17 and 100 in padded storage: a channel chunk cut by d),
 HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or not, with and without the LSE.
 Exit 1 when any finite case differs (non-finite inputs are reported apart). int8-fp8-wgmma where
-it smooths V (sa_smooth_v) is not compared: the reference pre-pass (quant.cu before its rewrite,
-bench/prepare_prepass.sh) predates V smoothing.
+it smooths V (sa_smooth_v) is not compared unless --compare-smoothed (both builds smooth V, e.g.
+the fused short-sequence pre-pass against the two-pass one): the reference pre-pass of the
+rewrite (quant.cu before it, bench/prepare_prepass.sh) predates V smoothing.
 
 Timing (unless --skip-timing): the whole call, median of 20 after warm-up, A and B interleaved,
-at D=128 L=1024 B=16 H=32, D=64 L=1024 B=16 H=32 and D=128 L=16384 B=1 H=32 (fp16, HND, not
-causal); the attention kernel is the same source in both, so the difference is the pre-pass
-(where B smooths V and A cannot, B's pre-pass also takes V's sums, max and min: marked).
+at D=128 L=1024 B=16 H=32 (fp16 and bf16), D=64 L=1024 B=16 H=32, D=128 L=2048 B=8 H=32 and
+D=128 L=16384 B=1 H=32 (fp16 unless said, HND, not causal); the attention kernel is the same
+source in both, so the difference is the pre-pass (cases where int8-fp8-wgmma smooths V are
+marked). --modes limits both parts to the modes listed.
 """
 import argparse
 import json
@@ -32,9 +35,11 @@ from sageattn_ctypes import SageAttn  # noqa: E402
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 # (Lq, Lkv): equal lengths around the tiles (64 keys, 128 queries, 256-row statistics chunks)
-# and unequal ones (decode-like Lq=1, Lq < Lkv with several statistics chunks).
-LENGTHS = [(1, 1), (77, 77), (1000, 1000), (1024, 1024), (4113, 4113), (1, 1000), (300, 4113)]
-QUICK_LENGTHS = [(77, 77), (1024, 1024), (300, 4113)]
+# and unequal ones (decode-like Lq=1, Lq < Lkv with several statistics chunks); 257, 1793 and
+# 2048 keys: two, seven and eight chunks (the fused pre-pass's clusters, up to its largest).
+LENGTHS = [(1, 1), (77, 77), (257, 257), (1000, 1000), (1024, 1024), (2048, 2048), (4113, 4113),
+           (1, 1000), (100, 1793), (300, 4113)]
+QUICK_LENGTHS = [(77, 77), (1024, 1024), (100, 1793), (2048, 2048), (300, 4113)]
 
 
 def int8_modes(sa):
@@ -148,8 +153,8 @@ def try_run(sa, *args):
         return None, str(e)[:160]
 
 
-def compare(sa_a, sa_b, quick, log):
-    modes = [m for m in int8_modes(sa_a) if m in sa_b.modes]
+def compare(sa_a, sa_b, quick, log, compare_smoothed=False, only=None):
+    modes = [m for m in int8_modes(sa_a) if m in sa_b.modes and (not only or m in only)]
     ran = {m: 0 for m in modes}
     results = []
     n_fail = n_nonfinite_fail = n_run = n_refused = n_smoothed = 0
@@ -161,7 +166,7 @@ def compare(sa_a, sa_b, quick, log):
                     name = "%s %s D=%d %s Hq=%d Hkv=%d Lq=%d Lkv=%d %s%s %s" % (
                         mode, dt, d, layout, hq, hkv, lq, lk, "causal" if causal else "full",
                         " lse" if want_lse else "", kind)
-                    if v_smoothed(mode, d, lk):
+                    if v_smoothed(mode, d, lk) and not compare_smoothed:
                         n_smoothed += 1
                         continue
                     call = (q, k, v, layout, causal, mode, want_lse)
@@ -200,12 +205,14 @@ def compare(sa_a, sa_b, quick, log):
             "cases": results}
 
 
-def timing(sa_a, sa_b, log):
-    shapes = [(128, 1024, 16), (64, 1024, 16), (128, 16384, 1)]
-    modes = [m for m in ("int8-fp8-wgmma", "int8-fp8", "int8-fp16") if m in sa_a.modes]
+def timing(sa_a, sa_b, log, only=None):
+    shapes = [(128, 1024, 16, "fp16"), (128, 1024, 16, "bf16"), (64, 1024, 16, "fp16"),
+              (128, 2048, 8, "fp16"), (128, 16384, 1, "fp16")]
+    modes = [m for m in ("int8-fp8-wgmma", "int8-fp8", "int8-fp16")
+             if m in sa_a.modes and (not only or m in only)]
     rows = []
-    for d, L, b in shapes:
-        q, k, v = make_qkv(b, 32, 32, L, L, d, "HND", torch.float16, "random", seed=7)
+    for d, L, b, dt in shapes:
+        q, k, v = make_qkv(b, 32, 32, L, L, d, "HND", DTYPES[dt], "random", seed=7)
         for mode in modes:
             o = torch.empty_like(q)
             pa = sa_a.params(q, k, v, o, "HND", False, mode)
@@ -231,14 +238,14 @@ def timing(sa_a, sa_b, log):
                     e.synchronize()
                     ts[key].append(s.elapsed_time(e) * 1000.0)
             med = {key: sorted(t)[len(t) // 2] for key, t in ts.items()}
-            row = {"mode": mode, "d": d, "l": L, "b": b, "h": 32, "us_a": med["a"],
+            row = {"mode": mode, "dtype": dt, "d": d, "l": L, "b": b, "h": 32, "us_a": med["a"],
                    "us_b": med["b"], "saved_us": med["a"] - med["b"]}
             rows.append(row)
             row["v_smoothed"] = v_smoothed(mode, d, L)
-            log("%-15s D=%-3d L=%-5d B=%-2d H=32 | A %9.1f us | B %9.1f us | B-A %+8.1f us "
-                "(%+.1f %%)%s" % (mode, d, L, b, med["a"], med["b"], med["b"] - med["a"],
+            log("%-15s %s D=%-3d L=%-5d B=%-2d H=32 | A %9.1f us | B %9.1f us | B-A %+8.1f us "
+                "(%+.1f %%)%s" % (mode, dt, d, L, b, med["a"], med["b"], med["b"] - med["a"],
                                  100.0 * (med["b"] - med["a"]) / med["a"],
-                                 " (B smooths V, A does not)" if row["v_smoothed"] else ""))
+                                 " (V smoothed)" if row["v_smoothed"] else ""))
         del q, k, v
         torch.cuda.empty_cache()
     return rows
@@ -250,6 +257,9 @@ def main():
     ap.add_argument("--lib-b", required=True, help="the build under test")
     ap.add_argument("--quick", action="store_true", help="fewer lengths")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--compare-smoothed", action="store_true",
+                    help="compare int8-fp8-wgmma where it smooths V too (both builds smooth it)")
+    ap.add_argument("--modes", help="comma-separated modes to compare and time (default: all)")
     ap.add_argument("--json", help="write every case's result here")
     args = ap.parse_args()
     if os.path.realpath(args.lib_a) == os.path.realpath(args.lib_b):
@@ -263,14 +273,15 @@ def main():
         torch.cuda.get_device_name(0), args.lib_a, sa_a.lib.sageattn_built_archs().decode(),
         args.lib_b, sa_b.lib.sageattn_built_archs().decode()))
     res = {"lib_a": args.lib_a, "lib_b": args.lib_b, "gpu": torch.cuda.get_device_name(0)}
-    res["same"] = compare(sa_a, sa_b, args.quick, log)
+    only = args.modes.split(",") if args.modes else None
+    res["same"] = compare(sa_a, sa_b, args.quick, log, args.compare_smoothed, only)
     s = res["same"]
     log("bit-identical check: %d calls over modes %s (skipped: %s; %d int8-fp8-wgmma calls with V "
         "smoothed not compared); finite cases differing: %d; non-finite cases differing: %d" % (
             s["calls_compared"], ",".join(s["modes"]), ",".join(s["skipped_modes"]) or "none",
             s["calls_not_compared_v_smoothed"], s["finite_differing"], s["nonfinite_differing"]))
     if not args.skip_timing:
-        res["timing"] = timing(sa_a, sa_b, log)
+        res["timing"] = timing(sa_a, sa_b, log, only)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)
