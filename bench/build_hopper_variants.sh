@@ -45,7 +45,9 @@ shift
 # shared memory by the producer for the epilogue (epismem).
 # Round 21's (trim, epismem, trimepi): h200-484a63e-hopper21-variants.md (trim the default since).
 # Round 22: K's and V's pre-pass fused for up to 2048 keys (fused: SA_PRE_FUSED=1, quant.cu),
-# bit for bit the two-pass kernels' (bench/prepass_same.py --compare-smoothed).
+# bit for bit the two-pass kernels' (bench/prepass_same.py --compare-smoothed):
+# h200-eb8ad0c-prepass22.md. Round 23: both with V's conversion dividing by a reciprocal and one
+# correction (sa_div_rn, every build), against round 22's landed by bench/prepass_same.py.
 all_variants=(
     "landed|"
     "fused|-DSA_PRE_FUSED=1"

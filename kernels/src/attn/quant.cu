@@ -582,11 +582,27 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
     return o ^ (((o >> 7) & 7) << 4);
 }
 
+/* RN(f / s), given r = RN(1 / s) (__frcp_rn): q = RN(f r) is within an ulp of f / s, the
+ * remainder f - q s is exact (one FMA) and RN(q + (f - q s) r) is the correctly rounded quotient
+ * (Markstein's theorem) while nothing leaves the normal range; elsewhere (f zero, tiny or not
+ * finite, a quotient out of [2^-100, 2^100], s infinite) the division itself. Three FP32
+ * instructions where __fdiv_rn takes a reciprocal and its refinement each time; checked
+ * against the division over every fp16 and bf16 value (and each less a random mean) with 3000
+ * scales, 785 million quotients, none different (bench/NOTES.md, round 23). */
+__device__ __forceinline__ float sa_div_rn(float f, float s, float r)
+{
+    const float q = __fmul_rn(f, r);
+    float q1 = __fmaf_rn(__fmaf_rn(-q, s, f), r, q);
+    if (!(fabsf(q1) >= 0x1p-100f && fabsf(q1) <= 0x1p100f && fabsf(f) >= 0x1p-100f))
+        q1 = __fdiv_rn(f, s);
+    return q1;
+}
+
 /* One thread's part of a 64-key Vᵀ tile in shared memory (buf, sa_vt_swizzle's order): its
  * channels c0..c0+7 of the keys {0, 1, 8, 9} + 2 w + 16 g (cur[0..3], raw fp16/bf16 bits; the
  * first of them at sequence position t) make eight 4-byte words of the output, each element
- * __nv_cvt_float_to_fp8(__fdiv_rn(v, vs[k])), v less vm[k] where SMOOTH (keys past lkv stay 0).
- * See sa_vfp8_tiles for the layout. */
+ * __nv_cvt_float_to_fp8(v / vs[k]) (correctly rounded: sa_div_rn), v less vm[k] where SMOOTH
+ * (keys past lkv stay 0). See sa_vfp8_tiles for the layout. */
 template <bool BF16, bool SMOOTH>
 __device__ __forceinline__ void sa_vt_words(const uint4 cur[4], const float vs[8],
                                             const float vm[8], int t, int lkv, int g, int w, int c0,
@@ -594,6 +610,7 @@ __device__ __forceinline__ void sa_vt_words(const uint4 cur[4], const float vs[8
 {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
+        const float r = __frcp_rn(vs[k]);
         float x[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -601,7 +618,7 @@ __device__ __forceinline__ void sa_vt_words(const uint4 cur[4], const float vs[8
             float f = sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2))));
             if (SMOOTH && t + (j / 2) * 8 + j % 2 < lkv) /* keys t, t+1, t+8, t+9 */
                 f -= vm[k];
-            x[j] = __fdiv_rn(f, vs[k]);
+            x[j] = sa_div_rn(f, vs[k], r);
         }
         /* byte 0: key 2w, byte 1: 2w+1, byte 2: 2w+8, byte 3: 2w+9 */
         const __nv_fp8x2_storage_t lo =
@@ -642,7 +659,7 @@ __device__ __forceinline__ void sa_vt_store(const unsigned char *buf, unsigned c
  * % 4, w = l % 4): exactly the four keys of word w of the tile's 16-key group g in the permuted
  * order (perm below), so each of its channels makes one finished 4-byte word of the output. The
  * words meet in shared memory (two buffers: one barrier per tile) in the output's byte order and
- * leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale)), as it
+ * leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(RN(v / v_scale)), as it
  * was: only where it is done changed; SMOOTH (V smoothed, sa_smooth_v): of v less its channel
  * mean (vmean), keys past the sequence staying 0. FULL: d == DP. */
 template <bool BF16, int DP, bool FULL, bool SMOOTH>
