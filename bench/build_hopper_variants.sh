@@ -48,9 +48,12 @@ shift
 # bit for bit the two-pass kernels' (bench/prepass_same.py --compare-smoothed):
 # h200-eb8ad0c-prepass22.md. Round 23: both with V's conversion dividing by a reciprocal and one
 # correction (sa_div_rn, every build), against round 22's landed by bench/prepass_same.py.
+# Round 24: V's conversion from rows staged whole in shared memory (staged: SA_VT_STAGED=1), with
+# and without round 23's division (staged_exactdiv: SA_VT_FASTDIV=0).
 all_variants=(
     "landed|"
-    "fused|-DSA_PRE_FUSED=1"
+    "staged|-DSA_VT_STAGED=1"
+    "staged_exactdiv|-DSA_VT_STAGED=1 -DSA_VT_FASTDIV=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -81,7 +84,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP* | *SA_PRE_FUSED*)
+    *SA_H_KGROUP* | *SA_VT_*)
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;

@@ -12,7 +12,6 @@
  * vfp8 converts V less its mean (the kernel adds it back to O).
  * int8-fp8-wgmma takes the same values in wgmma's core-matrix order (sa_core_offset).
  * The numerics follow the constants in sa_internal.h; the C reference mirrors them. */
-#include <cooperative_groups.h>
 #include <cuda_fp8.h>
 
 #include "sa_kernels.h"
@@ -589,8 +588,13 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
  * instructions where __fdiv_rn takes a reciprocal and its refinement each time; checked
  * against the division over every fp16 and bf16 value (and each less a random mean) with 3000
  * scales, 785 million quotients, none different (bench/NOTES.md, round 23). */
+#ifndef SA_VT_FASTDIV /* 0: __fdiv_rn itself (to measure against) */
+#define SA_VT_FASTDIV 1
+#endif
 __device__ __forceinline__ float sa_div_rn(float f, float s, float r)
 {
+    if (!SA_VT_FASTDIV)
+        return __fdiv_rn(f, s);
     const float q = __fmul_rn(f, r);
     float q1 = __fmaf_rn(__fmaf_rn(-q, s, f), r, q);
     if (!(fabsf(q1) >= 0x1p-100f && fabsf(q1) <= 0x1p100f && fabsf(f) >= 0x1p-100f))
@@ -725,6 +729,92 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
     }
 }
 
+/* 1: V's rows reach shared memory whole (cp.async, 16 bytes per thread, 512 contiguous bytes per
+ * warp instruction) and the conversion reads its four keys per thread from there
+ * (sa_vfp8_tiles_staged), instead of each warp loading 32 bytes of 16 rows per instruction
+ * (ncu at D=128 L=1K: 102 us, DRAM 38 %, the L1 at 16 lines per request). */
+#ifndef SA_VT_STAGED
+#define SA_VT_STAGED 0
+#endif
+
+/* Byte offset in a staged 64-key V tile (rows of DP fp16/bf16 values) of the 16-byte piece
+ * `piece` (channels 8 piece..) of key `row`: the piece's index XORed with 2 ((row / 2) % 4), so
+ * that both the copy's whole rows and the conversion's reads (keys 16 g + 2 w + {0, 1, 8, 9},
+ * pieces 2 warp + lane / 16: eight pieces of each 128 bytes in one instruction) are free of bank
+ * conflicts. */
+template <int DP> __device__ __forceinline__ int sa_vt_stage_at(int row, int piece)
+{
+    return row * DP * 2 + ((piece ^ (((row >> 1) & 3) << 1)) * 16);
+}
+
+/* sa_vfp8_tiles with V's tiles staged in shared memory (SA_VT_STAGED): tile i + 1's copies in
+ * flight while tile i is converted; keys past lkv and channels past d copied as zeros (cp.async's
+ * source size), so whole and partial head dims take the same path. */
+template <bool BF16, int DP, bool SMOOTH>
+__device__ __forceinline__ void
+sa_vfp8_tiles_staged(const sa_tensor_view &v, int bh, int b, int h, int lkv, int lk_pad, int d,
+                     const float *vscale, const float *vmean, unsigned char *vt, int core_order)
+{
+    constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
+    constexpr int PIECES = DP / 8, COPIES = SA_CTA_K * PIECES / THREADS; /* per thread */
+    __shared__ __align__(16) unsigned char stage[2][SA_CTA_K * DP * 2];
+    __shared__ __align__(16) unsigned char tile[2][TILE_BYTES];
+    const int lane = threadIdx.x % 32, c0 = (threadIdx.x / 32) * 16 + (lane / 16) * 8;
+    const int g = lane / 4 % 4, w = lane % 4, key0 = g * 16 + 2 * w; /* keys +0, +1, +8, +9 */
+    const int tile0 = blockIdx.x * SA_VT_TILES;
+    const int ntile = min(SA_VT_TILES, lk_pad / SA_CTA_K - tile0);
+    const char *src = v.base + b * v.sb + h * v.sh;
+    /* the copy's piece and first row: THREADS / PIECES rows per pass, COPIES passes */
+    const int cp_piece = threadIdx.x % PIECES, cp_row = threadIdx.x / PIECES;
+    const int cp_bytes = min(16, max(0, (d - cp_piece * 8) * 2));
+    const auto copy_tile = [&](int tl, unsigned char *dst) {
+#pragma unroll
+        for (int j = 0; j < COPIES; ++j) {
+            const int row = cp_row + j * (THREADS / PIECES), t = tl * SA_CTA_K + row;
+            const bool live = t < lkv && cp_bytes > 0;
+            sa_cp_async16(
+                (uint32_t)__cvta_generic_to_shared(dst + sa_vt_stage_at<DP>(row, cp_piece)),
+                src + (live ? t * v.st + cp_piece * 16 : 0), live ? cp_bytes : 0);
+        }
+        sa_cp_async_commit();
+    };
+    const float4 *vs4 = (const float4 *)(vscale + (size_t)bh * DP + c0);
+    copy_tile(tile0, stage[0]);
+#pragma unroll 1
+    for (int i = 0; i < ntile; ++i) {
+        if (i + 1 < ntile) {
+            copy_tile(tile0 + i + 1, stage[(i + 1) & 1]);
+            sa_cp_async_wait<1>();
+        } else {
+            sa_cp_async_wait<0>();
+        }
+        __syncthreads(); /* tile i's rows landed, every thread's */
+        const unsigned char *st = stage[i & 1];
+        uint4 cur[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            cur[j] = *(const uint4 *)(st + sa_vt_stage_at<DP>(key0 + (j / 2) * 8 + j % 2, c0 / 8));
+        const float4 va = vs4[0], vb = vs4[1];
+        const float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
+        float vm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if constexpr (SMOOTH) {
+            const float4 *vm4 = (const float4 *)(vmean + (size_t)bh * DP + c0);
+            const float4 ma = vm4[0], mb = vm4[1];
+            const float m8[8] = {ma.x, ma.y, ma.z, ma.w, mb.x, mb.y, mb.z, mb.w};
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                vm[k] = m8[k];
+        }
+        unsigned char *buf = tile[i & 1];
+        sa_vt_words<BF16, SMOOTH>(cur, vs, vm, (tile0 + i) * SA_CTA_K + key0, lkv, g, w, c0, buf,
+                                  core_order);
+        /* buf complete; every read of stage[i & 1] done before tile i + 2's copy overwrites it */
+        __syncthreads();
+        sa_vt_store<DP, THREADS>(buf, vt + ((size_t)bh * lk_pad + (tile0 + i) * SA_CTA_K) * DP,
+                                 threadIdx.x);
+    }
+}
+
 /* FULL (d == DP) and the rest are separate kernels: inlined side by side in one, their
  * registers add up past 64. */
 template <bool BF16, int DP, bool FULL, bool SMOOTH>
@@ -733,6 +823,11 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
                    const float *vmean, unsigned char *vt, int core_order)
 {
     const int bh = blockIdx.y;
+    if (SA_VT_STAGED) {
+        sa_vfp8_tiles_staged<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale,
+                                               vmean, vt, core_order);
+        return;
+    }
     sa_vfp8_tiles<BF16, DP, FULL, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean,
                                           vt, core_order);
 }
@@ -767,307 +862,6 @@ static sa_tensor_view sa_view(const void *base, const int64_t s[3])
     return v;
 }
 
-/* Short sequences (int8-fp8-wgmma, d == DP; SA_PRE_FUSED): K's and V's whole pre-pass in one
- * kernel that reads each tensor from memory once, where the kernels above read it twice
- * (statistics, then quantization: at D=128 L=1K B=16 0.20 ms of a 0.6 ms causal call). One block
- * per statistics chunk (SA_STAT_ROWS keys) of one (batch, kv head)'s K or V copies the chunk
- * into shared memory (cp.async), takes the chunk's statistics there, in the statistics kernel's
- * order, exchanges them with the other chunks' blocks of its cluster through distributed shared
- * memory (summed in chunk order, as the finalize kernel does), then quantizes from shared
- * memory as the row quantizer (K) or converts as sa_vfp8_tiles (V): every output bit for bit
- * the two-pass kernels' (bench/prepass_same.py). Clusters of at most SA_FP_CLUSTER_MAX blocks
- * (the portable size): up to 2048 keys. */
-#ifndef SA_PRE_FUSED /* a build may override it (-D) to measure the two-pass form */
-#define SA_PRE_FUSED 0
-#endif
-#define SA_FP_CLUSTER_MAX 8
-
-/* Shared memory of one fused block: the chunk (SA_STAT_ROWS rows of DP fp16/bf16 values); the
- * statistics' per-row-group partials, whose space two Vᵀ tile buffers per group of
- * sa_vfp8_threads take over later; the chunk's statistics and the final ones. */
-template <int DP> __host__ __device__ constexpr int sa_fp_red_bytes()
-{
-    return 3 * (SA_PRE_THREADS / (DP / 8)) * DP * 4;
-}
-template <int DP> __host__ __device__ constexpr int sa_fp_buf_bytes()
-{
-    return 2 * (SA_PRE_THREADS / (2 * DP)) * DP * SA_CTA_K;
-}
-template <int DP> __host__ __device__ constexpr int sa_fp_smem()
-{
-    return SA_STAT_ROWS * DP * 2 +
-           (sa_fp_red_bytes<DP>() > sa_fp_buf_bytes<DP>() ? sa_fp_red_bytes<DP>()
-                                                          : sa_fp_buf_bytes<DP>()) +
-           5 * DP * 4;
-}
-
-struct sa_fused_args {
-    sa_tensor_view k, v;
-    int hkv, lkv, lk_pad;
-    signed char *k8; /* [bh][lk_pad][DP] in core-matrix order */
-    float *kscale;   /* [bh][lk_pad] */
-    float *km;       /* [bh][DP] */
-    unsigned char *vt;
-    float *vscale, *vmean; /* [bh][DP]; vmean NULL: V not smoothed */
-    float v_max;
-};
-
-/* Byte offset in the shared chunk of the 16-byte piece `chunk` (channels 8 chunk..) of row
- * `row`: the piece's index within its 8-piece half-row XORed with 2 ((row / 2) % 4), so that
- * both the statistics' row-wise accesses and sa_vt_words' (keys 16 g + 2 w + {0, 1, 8, 9},
- * pieces 2 warp + lane / 16) are free of bank conflicts. */
-template <int DP> __device__ __forceinline__ int sa_fp_at(int row, int chunk)
-{
-    return row * DP * 2 + ((chunk ^ (((row >> 1) & 3) << 1)) * 16);
-}
-
-/* One fused block: chunk `rank` of K (IS_V false) or V of (batch, kv head) bh. */
-template <bool BF16, int DP, bool IS_V, bool SMOOTH>
-__device__ __forceinline__ void sa_fused_chunk(const sa_fused_args &a, int bh, int rank,
-                                               unsigned char *smem)
-{
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    constexpr int TPR = DP / 8, RPI = SA_PRE_THREADS / TPR, NJ = SA_STAT_ROWS / RPI;
-    constexpr int TG = sa_vfp8_threads<DP>(), G = SA_PRE_THREADS / TG;
-    unsigned char *chunk = smem;
-    /* red until the first cluster barrier, buf after it */
-    unsigned char *buf = chunk + SA_STAT_ROWS * DP * 2; /* [2][G][DP * SA_CTA_K] */
-    float *red = (float *)buf;                          /* [3][RPI][DP] */
-    float *part = (float *)(buf + (sa_fp_red_bytes<DP>() > sa_fp_buf_bytes<DP>()
-                                       ? sa_fp_red_bytes<DP>()
-                                       : sa_fp_buf_bytes<DP>())); /* [3][DP]: sum, max, min */
-    float *stat = part + 3 * DP; /* [2][DP]: K's mean, or V's scale and mean */
-    const int b = bh / a.hkv, h = bh % a.hkv;
-    const int c0 = (threadIdx.x % TPR) * 8, r = threadIdx.x / TPR;
-    const int first = rank * SA_STAT_ROWS; /* this chunk's first key */
-    const sa_tensor_view &src = IS_V ? a.v : a.k;
-    /* the chunk in, rows past lkv as zeros (cp.async's source size 0) */
-    const char *row0 = sa_row_ptr(src, b, h, 0);
-#pragma unroll
-    for (int j = 0; j < NJ; ++j) {
-        const int t = first + r + j * RPI;
-        const bool live = t < a.lkv;
-        sa_cp_async16((uint32_t)__cvta_generic_to_shared(chunk + sa_fp_at<DP>(r + j * RPI, c0 / 8)),
-                      (live ? row0 + t * src.st : row0) + c0 * 2, live ? 16 : 0);
-    }
-    sa_cp_async_commit();
-    sa_cp_async_wait<0>(); /* this thread's own rows: the statistics read only those */
-    /* The statistics as sa_stats_rows takes them: this thread's rows r + RPI j in j order from
-     * +0.0 (sums), max and min of the live rows on fp16/bf16 pairs (SMOOTH), absmax (else). */
-    float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    uint32_t hi2[4], lo2[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        hi2[k] = SMOOTH ? (BF16 ? 0xff80ff80u : 0xfc00fc00u) : 0u;
-        lo2[k] = BF16 ? 0x7f807f80u : 0x7c007c00u;
-    }
-#pragma unroll
-    for (int j = 0; j < NJ; ++j) {
-        const uint4 x = *(const uint4 *)(chunk + sa_fp_at<DP>(r + j * RPI, c0 / 8));
-        const uint32_t u[4] = {x.x, x.y, x.z, x.w};
-        if (!IS_V || SMOOTH) {
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                sum[k] += sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2))));
-        }
-        if (IS_V && SMOOTH && first + r + j * RPI < a.lkv) {
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                hi2[k] = sa_extreme2<BF16, true>(hi2[k], u[k]);
-                lo2[k] = sa_extreme2<BF16, false>(lo2[k], u[k]);
-            }
-        } else if (IS_V && !SMOOTH) {
-#pragma unroll
-            for (int k = 0; k < 4; ++k)
-                hi2[k] = sa_absmax2<BF16>(hi2[k], u[k]);
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        red[(0 * RPI + r) * DP + c0 + k] = sum[k];
-        red[(1 * RPI + r) * DP + c0 + k] =
-            sa_to_float<BF16>((uint16_t)(hi2[k / 2] >> (16 * (k % 2))));
-        red[(2 * RPI + r) * DP + c0 + k] =
-            sa_to_float<BF16>((uint16_t)(lo2[k / 2] >> (16 * (k % 2))));
-    }
-    __syncthreads();
-    if (threadIdx.x < DP) { /* the chunk's sums, max and min: the statistics kernel's */
-        const int c = threadIdx.x;
-        float s = 0.0f, m = SMOOTH ? -INFINITY : 0.0f, n = INFINITY;
-        for (int i = 0; i < RPI; ++i) {
-            s += red[(0 * RPI + i) * DP + c];
-            m = fmaxf(m, red[(1 * RPI + i) * DP + c]);
-            n = fminf(n, red[(2 * RPI + i) * DP + c]);
-        }
-        part[c] = s;
-        part[DP + c] = m;
-        part[2 * DP + c] = n;
-    }
-    cluster.sync();         /* every chunk's part written; every thread's copy landed */
-    if (threadIdx.x < DP) { /* over the chunks in order: the finalize kernel's */
-        const int c = threadIdx.x;
-        float s = 0.0f, m = SMOOTH ? -INFINITY : 0.0f, n = INFINITY;
-        for (unsigned i = 0; i < cluster.num_blocks(); ++i) {
-            const float *pi = cluster.map_shared_rank(part, i);
-            s += pi[c];
-            m = fmaxf(m, pi[DP + c]);
-            n = fminf(n, pi[2 * DP + c]);
-        }
-        const size_t at = (size_t)bh * DP + c;
-        if (!IS_V) {
-            stat[c] = s / (float)a.lkv;
-            if (rank == 0)
-                a.km[at] = stat[c];
-        } else {
-            const float mean = SMOOTH ? s / (float)a.lkv : 0.0f;
-            stat[c] = SMOOTH     ? sa_v_scale_smooth(m, n, mean, a.v_max)
-                      : m > 0.0f ? m / a.v_max
-                                 : 1.0f;
-            stat[DP + c] = mean;
-            if (rank == 0) {
-                a.vscale[at] = stat[c];
-                if (SMOOTH)
-                    a.vmean[at] = mean;
-            }
-        }
-    }
-    cluster.sync(); /* the other blocks have read this one's part; stat is written */
-    if (!IS_V) {
-        /* K less its mean, row by row as sa_rowquant_rows (rows of the pad past lkv: zeros) */
-        float m[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            m[k] = stat[c0 + k];
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) {
-            const int t = first + r + j * RPI;
-            if (t - r >= a.lk_pad)
-                break; /* this pass and the rest lie past the pad (uniform in the block) */
-            const uint4 raw = *(const uint4 *)(chunk + sa_fp_at<DP>(r + j * RPI, c0 / 8));
-            const uint32_t u[4] = {raw.x, raw.y, raw.z, raw.w};
-            float x[8];
-#pragma unroll
-            for (int k = 0; k < 8; ++k) {
-                x[k] = sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2))));
-                if (t < a.lkv)
-                    x[k] -= m[k];
-            }
-            float amax = 0.0f;
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                amax = fmaxf(amax, fabsf(x[k]));
-#pragma unroll
-            for (int off = 1; off < TPR; off *= 2)
-                amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-            if (amax == 0.0f)
-                amax = 1.0f;
-            const size_t row = (size_t)bh * a.lk_pad + t;
-            *(uint2 *)(a.k8 + sa_core_offset<DP>(row, c0)) = sa_quant8(x, amax);
-            if (c0 == 0)
-                a.kscale[row] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), 1.0f);
-        }
-        return;
-    }
-    /* V -> E4M3 Vᵀ tile by tile, G tiles at a time (sa_vfp8_tiles' lanes and numerics) */
-    const int gi = threadIdx.x / TG, lt = threadIdx.x % TG;
-    const int lane = lt % 32, vc0 = (lt / 32) * 16 + (lane / 16) * 8;
-    const int g = lane / 4 % 4, w = lane % 4, key0 = g * 16 + 2 * w; /* keys +0, +1, +8, +9 */
-    float vs[8], vm[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        vs[k] = stat[vc0 + k];
-        vm[k] = stat[DP + vc0 + k];
-    }
-    constexpr int STEPS = SA_STAT_ROWS / SA_CTA_K / G;
-#pragma unroll
-    for (int i = 0; i < STEPS; ++i) {
-        const int tl = i * G + gi; /* the tile within the chunk */
-        const bool in_pad = first + tl * SA_CTA_K < a.lk_pad;
-        unsigned char *tb = buf + ((i & 1) * G + gi) * DP * SA_CTA_K;
-        if (in_pad) {
-            uint4 cur[4];
-#pragma unroll
-            for (int q = 0; q < 4; ++q)
-                cur[q] = *(const uint4 *)(chunk +
-                                          sa_fp_at<DP>(tl * SA_CTA_K + key0 + (q / 2) * 8 + q % 2,
-                                                       vc0 / 8));
-            sa_vt_words<BF16, SMOOTH>(cur, vs, vm, first + tl * SA_CTA_K + key0, a.lkv, g, w, vc0,
-                                      tb, 1);
-        }
-        __syncthreads(); /* both groups' barrier, kept where a group's tile is past the pad */
-        if (in_pad)
-            sa_vt_store<DP, TG>(tb, a.vt + ((size_t)bh * a.lk_pad + first + tl * SA_CTA_K) * DP,
-                                lt);
-    }
-}
-
-/* blockIdx.z 0: K, 1: V; blockIdx.y: (batch, kv head); blockIdx.x: the chunk, the block's rank
- * in its cluster (the cluster spans x). */
-template <bool BF16, int DP, bool SMOOTH>
-__global__ void __launch_bounds__(SA_PRE_THREADS, 2) sa_fused_kv_kernel(const sa_fused_args a)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) unsigned char sa_fp_shared[];
-    const int rank = (int)cooperative_groups::this_cluster().block_rank();
-    if (blockIdx.z == 0)
-        sa_fused_chunk<BF16, DP, false, SMOOTH>(a, blockIdx.y, rank, sa_fp_shared);
-    else
-        sa_fused_chunk<BF16, DP, true, SMOOTH>(a, blockIdx.y, rank, sa_fp_shared);
-#else
-    (void)a; /* launched only where int8-fp8-wgmma runs (sm_90a) */
-#endif
-}
-
-/* The fused pre-pass of K and V where it applies (SA_PRE_FUSED, int8-fp8-wgmma, d == DP, at
- * most SA_FP_CLUSTER_MAX statistics chunks): true when launched. A launch the device refuses
- * leaves the work to the two-pass kernels. */
-template <bool BF16, int DP>
-static bool sa_fused_launch(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
-                            cudaStream_t stream)
-{
-    if (!SA_PRE_FUSED || !SA_WITH_HOPPER || !sa_mode_wgmma_layout(p->mode) || p->d != DP)
-        return false;
-    const int bhk = p->batch * p->hkv;
-    if (w->nchunk > SA_FP_CLUSTER_MAX || bhk > SA_MAX_GRID_Y)
-        return false;
-    sa_fused_args a = {};
-    a.k = sa_view(p->k, p->ks);
-    a.v = sa_view(p->v, p->vs);
-    a.hkv = p->hkv;
-    a.lkv = p->lkv;
-    a.lk_pad = w->lk_pad;
-    a.k8 = (signed char *)(ws + w->k8);
-    a.kscale = (float *)(ws + w->kscale);
-    a.km = (float *)(ws + w->km);
-    a.vt = (unsigned char *)(ws + w->vt);
-    a.vscale = (float *)(ws + w->vscale);
-    a.vmean = w->smooth_v ? (float *)(ws + w->vmean) : nullptr;
-    a.v_max = sa_mode_v_scale_max(p->mode);
-    void (*kernel)(const sa_fused_args) =
-        w->smooth_v ? sa_fused_kv_kernel<BF16, DP, true> : sa_fused_kv_kernel<BF16, DP, false>;
-    constexpr int smem = sa_fp_smem<DP>();
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(w->nchunk, bhk, 2);
-    cfg.blockDim = dim3(SA_PRE_THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = w->nchunk;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    cudaError_t e = sa_set_smem_once(p->ctx, (const void *)kernel, smem);
-    if (e == cudaSuccess)
-        e = cudaLaunchKernelEx(&cfg, kernel, a);
-    if (e == cudaSuccess)
-        return true;
-    (void)cudaGetLastError(); /* not sticky: cleared, and the two-pass kernels follow */
-    return false;
-}
-
 template <bool BF16, int DP>
 static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
                                 bool with_q, cudaStream_t stream)
@@ -1084,22 +878,20 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     float *vsum = smooth ? (float *)(ws + w->vsum) : nullptr;
     float *vmean = smooth ? (float *)(ws + w->vmean) : nullptr;
 
-    /* Short sequences: K and V read once (then only Q's row quantizer, if wanted, follows). */
-    const bool fused = sa_fused_launch<BF16, DP>(p, w, ws, stream);
     /* With one statistics chunk (kv_len <= SA_STAT_ROWS) the statistics kernel finalizes too. */
     const float v_max = sa_mode_v_scale_max(p->mode);
     const dim3 sgrid(w->nchunk, bhk);
     if constexpr (SA_WITH_HOPPER) {
-        if (smooth && !fused)
+        if (smooth)
             sa_stats_kernel<BF16, DP, true><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
                 kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, vmin, vsum, km, vscale,
                 vmean, v_max);
     }
-    if (!smooth && !fused)
+    if (!smooth)
         sa_stats_kernel<BF16, DP, false><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
             kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, nullptr, nullptr, km, vscale,
             nullptr, v_max);
-    if (w->nchunk > 1 && !fused)
+    if (w->nchunk > 1)
         sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, vmin, vsum,
                                                    km, vscale, vmean, v_max);
 
@@ -1135,10 +927,7 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (fused) {
-        if (with_q)
-            sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, stream);
-    } else if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, stream)) {
+    if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, stream)) {
         /* K by groups, Q by rows if wanted */
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
         sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, stream);
@@ -1149,7 +938,7 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, stream);
         sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, bhk, stream);
     }
-    if (fp8 && !fused) {
+    if (fp8) {
         const dim3 grid((w->lk_pad / SA_CTA_K + SA_VT_TILES - 1) / SA_VT_TILES, bhk);
         unsigned char *vt = (unsigned char *)(ws + w->vt);
         const int core = sa_mode_wgmma_layout(p->mode);
