@@ -47,13 +47,12 @@ shift
 # Round 22: K's and V's pre-pass fused for up to 2048 keys (fused: SA_PRE_FUSED=1, quant.cu),
 # bit for bit the two-pass kernels' (bench/prepass_same.py --compare-smoothed):
 # h200-eb8ad0c-prepass22.md. Round 23: both with V's conversion dividing by a reciprocal and one
-# correction (sa_div_rn, every build), against round 22's landed by bench/prepass_same.py.
-# Round 24: V's conversion from rows staged whole in shared memory (staged: SA_VT_STAGED=1), with
-# and without round 23's division (staged_exactdiv: SA_VT_FASTDIV=0).
+# correction (sa_div_rn), against round 22's landed by bench/prepass_same.py.
+# Round 24: V's conversion from rows staged whole in shared memory (staged), with and without
+# round 23's division (staged_exactdiv, the default since; both switches gone from the source):
+# h200-c69d165-vfp8-24.md.
 all_variants=(
     "landed|"
-    "staged|-DSA_VT_STAGED=1"
-    "staged_exactdiv|-DSA_VT_STAGED=1 -DSA_VT_FASTDIV=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -84,7 +83,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP* | *SA_VT_*)
+    *SA_H_KGROUP*)
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;

@@ -581,32 +581,11 @@ __device__ __forceinline__ int sa_vt_swizzle(int o)
     return o ^ (((o >> 7) & 7) << 4);
 }
 
-/* RN(f / s), given r = RN(1 / s) (__frcp_rn): q = RN(f r) is within an ulp of f / s, the
- * remainder f - q s is exact (one FMA) and RN(q + (f - q s) r) is the correctly rounded quotient
- * (Markstein's theorem) while nothing leaves the normal range; elsewhere (f zero, tiny or not
- * finite, a quotient out of [2^-100, 2^100], s infinite) the division itself. Three FP32
- * instructions where __fdiv_rn takes a reciprocal and its refinement each time; checked
- * against the division over every fp16 and bf16 value (and each less a random mean) with 3000
- * scales, 785 million quotients, none different (bench/NOTES.md, round 23). */
-#ifndef SA_VT_FASTDIV /* 0: __fdiv_rn itself (to measure against) */
-#define SA_VT_FASTDIV 1
-#endif
-__device__ __forceinline__ float sa_div_rn(float f, float s, float r)
-{
-    if (!SA_VT_FASTDIV)
-        return __fdiv_rn(f, s);
-    const float q = __fmul_rn(f, r);
-    float q1 = __fmaf_rn(__fmaf_rn(-q, s, f), r, q);
-    if (!(fabsf(q1) >= 0x1p-100f && fabsf(q1) <= 0x1p100f && fabsf(f) >= 0x1p-100f))
-        q1 = __fdiv_rn(f, s);
-    return q1;
-}
-
 /* One thread's part of a 64-key Vᵀ tile in shared memory (buf, sa_vt_swizzle's order): its
  * channels c0..c0+7 of the keys {0, 1, 8, 9} + 2 w + 16 g (cur[0..3], raw fp16/bf16 bits; the
  * first of them at sequence position t) make eight 4-byte words of the output, each element
- * __nv_cvt_float_to_fp8(v / vs[k]) (correctly rounded: sa_div_rn), v less vm[k] where SMOOTH
- * (keys past lkv stay 0). See sa_vfp8_tiles for the layout. */
+ * __nv_cvt_float_to_fp8(__fdiv_rn(v, vs[k])), v less vm[k] where SMOOTH (keys past lkv stay 0).
+ * See sa_vfp8_tiles for the layout. */
 template <bool BF16, bool SMOOTH>
 __device__ __forceinline__ void sa_vt_words(const uint4 cur[4], const float vs[8],
                                             const float vm[8], int t, int lkv, int g, int w, int c0,
@@ -614,7 +593,6 @@ __device__ __forceinline__ void sa_vt_words(const uint4 cur[4], const float vs[8
 {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
-        const float r = __frcp_rn(vs[k]);
         float x[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -622,7 +600,7 @@ __device__ __forceinline__ void sa_vt_words(const uint4 cur[4], const float vs[8
             float f = sa_to_float<BF16>((uint16_t)(u[k / 2] >> (16 * (k % 2))));
             if (SMOOTH && t + (j / 2) * 8 + j % 2 < lkv) /* keys t, t+1, t+8, t+9 */
                 f -= vm[k];
-            x[j] = sa_div_rn(f, vs[k], r);
+            x[j] = __fdiv_rn(f, vs[k]);
         }
         /* byte 0: key 2w, byte 1: 2w+1, byte 2: 2w+8, byte 3: 2w+9 */
         const __nv_fp8x2_storage_t lo =
@@ -658,85 +636,6 @@ __device__ __forceinline__ void sa_vt_store(const unsigned char *buf, unsigned c
 /* As the other pre-pass kernels (blocks of 256 threads at D=128, 128 at D=64). */
 #define SA_VT_MIN_BLOCKS (SA_PRE_MIN_BLOCKS * SA_PRE_THREADS / sa_vfp8_threads<DP>())
 
-/* V -> E4M3 Vᵀ of tiles tile0.. of (batch, kv head) bh. Lane l of warp wp holds channels
- * c0..c0+7 (c0 = 16 wp + 8 (l / 16)) of the keys {0, 1, 8, 9} + 2 w + 16 g of a tile (g = l / 4
- * % 4, w = l % 4): exactly the four keys of word w of the tile's 16-key group g in the permuted
- * order (perm below), so each of its channels makes one finished 4-byte word of the output. The
- * words meet in shared memory (two buffers: one barrier per tile) in the output's byte order and
- * leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(RN(v / v_scale)), as it
- * was: only where it is done changed; SMOOTH (V smoothed, sa_smooth_v): of v less its channel
- * mean (vmean), keys past the sequence staying 0. FULL: d == DP. */
-template <bool BF16, int DP, bool FULL, bool SMOOTH>
-__device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
-                                              int lkv, int lk_pad, int d, const float *vscale,
-                                              const float *vmean, unsigned char *vt, int core_order)
-{
-    constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
-    __shared__ __align__(16) unsigned char tile[2][TILE_BYTES];
-    const int lane = threadIdx.x % 32, c0 = (threadIdx.x / 32) * 16 + (lane / 16) * 8;
-    const int g = lane / 4 % 4, w = lane % 4;
-    /* Position p of each 16-token group holds token perm[p] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5,
-     * 12, 13, 6, 7, 14, 15}[p] (the FP8 mma's A fragment order): word w holds 2w, 2w+1, 2w+8,
-     * 2w+9. */
-    const int key[4] = {g * 16 + 2 * w, g * 16 + 2 * w + 1, g * 16 + 2 * w + 8, g * 16 + 2 * w + 9};
-    const int tile0 = blockIdx.x * SA_VT_TILES;
-    const int ntile = min(SA_VT_TILES, lk_pad / SA_CTA_K - tile0);
-    const char *src = v.base + b * v.sb + h * v.sh;
-    /* read again per tile (an L1 hit): 8 registers fewer while the next tile's loads wait */
-    const float4 *vs4 = (const float4 *)(vscale + (size_t)bh * DP + c0);
-    /* a partial d loads channel by channel: then without the next tile's loads in flight */
-    uint4 cur[4], nxt[4];
-    const auto load_tile = [&](uint4 raw[4], int tl) {
-        const int t = tl * SA_CTA_K + key[0];
-        const char *row = src + t * v.st;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int dt = key[j] - key[0]; /* 0, 1, 8, 9 */
-            raw[j] =
-                t + dt < lkv ? sa_load8_bits<FULL>(row + dt * v.st, c0, d) : make_uint4(0, 0, 0, 0);
-        }
-    };
-    if (FULL)
-        load_tile(cur, tile0);
-#pragma unroll 1
-    for (int i = 0; i < ntile; ++i) {
-        if (!FULL)
-            load_tile(cur, tile0 + i);
-        else if (i + 1 < ntile)
-            load_tile(nxt, tile0 + i + 1);
-        unsigned char *buf = tile[i & 1];
-        const float4 va = vs4[0], vb = vs4[1];
-        const float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
-        float vm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if constexpr (SMOOTH) {
-            const float4 *vm4 = (const float4 *)(vmean + (size_t)bh * DP + c0);
-            const float4 ma = vm4[0], mb = vm4[1];
-            const float m8[8] = {ma.x, ma.y, ma.z, ma.w, mb.x, mb.y, mb.z, mb.w};
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                vm[k] = m8[k];
-        }
-        sa_vt_words<BF16, SMOOTH>(cur, vs, vm, (tile0 + i) * SA_CTA_K + key[0], lkv, g, w, c0, buf,
-                                  core_order);
-        __syncthreads();
-        sa_vt_store<DP, THREADS>(buf, vt + ((size_t)bh * lk_pad + (tile0 + i) * SA_CTA_K) * DP,
-                                 threadIdx.x);
-        if (FULL) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                cur[j] = nxt[j];
-        }
-    }
-}
-
-/* 1: V's rows reach shared memory whole (cp.async, 16 bytes per thread, 512 contiguous bytes per
- * warp instruction) and the conversion reads its four keys per thread from there
- * (sa_vfp8_tiles_staged), instead of each warp loading 32 bytes of 16 rows per instruction
- * (ncu at D=128 L=1K: 102 us, DRAM 38 %, the L1 at 16 lines per request). */
-#ifndef SA_VT_STAGED
-#define SA_VT_STAGED 0
-#endif
-
 /* Byte offset in a staged 64-key V tile (rows of DP fp16/bf16 values) of the 16-byte piece
  * `piece` (channels 8 piece..) of key `row`: the piece's index XORed with 2 ((row / 2) % 4), so
  * that both the copy's whole rows and the conversion's reads (keys 16 g + 2 w + {0, 1, 8, 9},
@@ -747,13 +646,25 @@ template <int DP> __device__ __forceinline__ int sa_vt_stage_at(int row, int pie
     return row * DP * 2 + ((piece ^ (((row >> 1) & 3) << 1)) * 16);
 }
 
-/* sa_vfp8_tiles with V's tiles staged in shared memory (SA_VT_STAGED): tile i + 1's copies in
- * flight while tile i is converted; keys past lkv and channels past d copied as zeros (cp.async's
- * source size), so whole and partial head dims take the same path. */
+/* V -> E4M3 Vᵀ of tiles tile0.. of (batch, kv head) bh, tile i + 1's copy in flight while tile
+ * i is converted. The copy moves V's rows whole into shared memory (cp.async, 16 bytes per
+ * thread: 512 contiguous bytes per warp instruction; keys past lkv and channels past d as zeros,
+ * by the copy's source size, so whole and partial head dims take one path). Round 24 measured it
+ * against loading each thread's keys straight from memory (32 bytes of 16 rows per warp
+ * instruction, 16 L1 lines per request): at D=128 L=1K B=16 H=32 81.9 against 104.1 us (ncu),
+ * the same output bit for bit. Then lane l of warp wp reads channels c0..c0+7 (c0 = 16 wp + 8 (l
+ * / 16)) of the keys {0, 1, 8, 9} + 2 w + 16 g of the tile (g = l / 4 % 4, w = l % 4): exactly
+ * the four keys of word w of the tile's 16-key group g in the permuted order (position p of each
+ * 16-token group holds token {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15}[p], the FP8
+ * mma's A fragment order), so each of its channels makes one finished 4-byte word of the output.
+ * The words meet in shared memory (two buffers: one barrier per tile) in the output's byte order
+ * and leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale));
+ * SMOOTH (V smoothed, sa_smooth_v): of v less its channel mean (vmean), keys past the sequence
+ * staying 0. */
 template <bool BF16, int DP, bool SMOOTH>
-__device__ __forceinline__ void
-sa_vfp8_tiles_staged(const sa_tensor_view &v, int bh, int b, int h, int lkv, int lk_pad, int d,
-                     const float *vscale, const float *vmean, unsigned char *vt, int core_order)
+__device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
+                                              int lkv, int lk_pad, int d, const float *vscale,
+                                              const float *vmean, unsigned char *vt, int core_order)
 {
     constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
     constexpr int PIECES = DP / 8, COPIES = SA_CTA_K * PIECES / THREADS; /* per thread */
@@ -815,21 +726,14 @@ sa_vfp8_tiles_staged(const sa_tensor_view &v, int bh, int b, int h, int lkv, int
     }
 }
 
-/* FULL (d == DP) and the rest are separate kernels: inlined side by side in one, their
- * registers add up past 64. */
-template <bool BF16, int DP, bool FULL, bool SMOOTH>
+template <bool BF16, int DP, bool SMOOTH>
 __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
                    const float *vmean, unsigned char *vt, int core_order)
 {
     const int bh = blockIdx.y;
-    if (SA_VT_STAGED) {
-        sa_vfp8_tiles_staged<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale,
-                                               vmean, vt, core_order);
-        return;
-    }
-    sa_vfp8_tiles<BF16, DP, FULL, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean,
-                                          vt, core_order);
+    sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, vt,
+                                    core_order);
 }
 
 /* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
@@ -944,18 +848,12 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         const int core = sa_mode_wgmma_layout(p->mode);
         constexpr int T = sa_vfp8_threads<DP>();
         if constexpr (SA_WITH_HOPPER) {
-            if (smooth && p->d == DP)
-                sa_vfp8_kernel<BF16, DP, true, true><<<grid, T, 0, stream>>>(
-                    vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
-            else if (smooth)
-                sa_vfp8_kernel<BF16, DP, false, true><<<grid, T, 0, stream>>>(
+            if (smooth)
+                sa_vfp8_kernel<BF16, DP, true><<<grid, T, 0, stream>>>(
                     vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
         }
-        if (!smooth && p->d == DP)
-            sa_vfp8_kernel<BF16, DP, true, false><<<grid, T, 0, stream>>>(
-                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
-        else if (!smooth)
-            sa_vfp8_kernel<BF16, DP, false, false><<<grid, T, 0, stream>>>(
+        if (!smooth)
+            sa_vfp8_kernel<BF16, DP, false><<<grid, T, 0, stream>>>(
                 vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
     }
     return cudaGetLastError();
