@@ -12,9 +12,9 @@ and the LSE's q·k̄ term, in the order each mode stores them. Every int8 mode t
 fp16/bf16, D 17/40/64/96/100/128 (17 and 100 in padded storage: a channel chunk cut by d),
 HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or not, with and without the LSE.
 Exit 1 when any finite case differs (non-finite inputs are reported apart). int8-fp8-wgmma where
-it smooths V (sa_smooth_v) is not compared unless --compare-smoothed (both builds smooth V, e.g.
-the fused short-sequence pre-pass against the two-pass one): the reference pre-pass of the
-rewrite (quant.cu before it, bench/prepare_prepass.sh) predates V smoothing.
+it smooths V (sa_smooth_v) is not compared unless --compare-smoothed (for two builds that both
+smooth V): the reference pre-pass of the rewrite (quant.cu before it, bench/prepare_prepass.sh)
+predates V smoothing.
 
 Timing (unless --skip-timing): the whole call, median of 20 after warm-up, A and B interleaved,
 at D=128 L=1024 B=16 H=32 (fp16 and bf16), D=64 L=1024 B=16 H=32, D=128 L=2048 B=8 H=32 and

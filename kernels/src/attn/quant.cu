@@ -337,25 +337,6 @@ __device__ __forceinline__ uint32_t sa_pack_low_bytes(uint32_t a, uint32_t b, ui
     return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
 }
 
-/* x[0..7] (|x| <= amax, amax > 0) as int8 of the scale amax / SA_INT8_MAX, packed in channel
- * order: round-to-nearest-even(x * RN(SA_INT8_MAX / amax)). */
-__device__ __forceinline__ uint2 sa_quant8(const float x[8], float amax)
-{
-    const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-    uint32_t q[8];
-    if (inv != __int_as_float(0x7f800000)) {
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            q[k] = sa_rint_byte(__fmul_rn(x[k], inv));
-    } else { /* amax < 127 / FLT_MAX (bf16 only): x * inv is +-inf or NaN */
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            q[k] = (uint32_t)max(-127, min(127, __float2int_rn(__fmul_rn(x[k], inv))));
-    }
-    return make_uint2(sa_pack_low_bytes(q[0], q[1], q[2], q[3]),
-                      sa_pack_low_bytes(q[4], q[5], q[6], q[7]));
-}
-
 /* Block (bx, bh) of the row quantizer of one tensor: rows bx * SA_RQ_BLOCK_ROWS.. of (batch,
  * head) bh. Each thread keeps channels c0..c0+7 (and their mean) for all its rows; lane groups of
  * DP / 8 share a row. The rows' scales (and q.k̄) are written at the end, one thread per row,
@@ -449,7 +430,20 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
                 amax = 1.0f;
             if (c0 == 0)
                 row_amax[lr + p * RPP] = amax;
-            *(uint2 *)(out + (size_t)p * RPP * DP) = sa_quant8(x, amax);
+            const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+            uint32_t q[8];
+            if (inv != __int_as_float(0x7f800000)) {
+#pragma unroll
+                for (int k = 0; k < 8; ++k)
+                    q[k] = sa_rint_byte(__fmul_rn(x[k], inv));
+            } else { /* amax < 127 / FLT_MAX (bf16 only): x * inv is +-inf or NaN */
+#pragma unroll
+                for (int k = 0; k < 8; ++k)
+                    q[k] = (uint32_t)max(-127, min(127, __float2int_rn(__fmul_rn(x[k], inv))));
+            }
+            *(uint2 *)(out + (size_t)p * RPP * DP) =
+                make_uint2(sa_pack_low_bytes(q[0], q[1], q[2], q[3]),
+                           sa_pack_low_bytes(q[4], q[5], q[6], q[7]));
         }
 #pragma unroll
         for (int i = 0; i < G; ++i)
