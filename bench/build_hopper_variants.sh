@@ -50,9 +50,12 @@ shift
 # correction (sa_div_rn), against round 22's landed by bench/prepass_same.py.
 # Round 24: V's conversion from rows staged whole in shared memory (staged), with and without
 # round 23's division (staged_exactdiv, the default since; both switches gone from the source):
-# h200-c69d165-vfp8-24.md.
+# h200-c69d165-vfp8-24.md. Round 25: that conversion with 2 or 8 tiles per block (vt2, vt8;
+# SA_VT_TILES, default 4).
 all_variants=(
     "landed|"
+    "vt2|-DSA_VT_TILES=2"
+    "vt8|-DSA_VT_TILES=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -83,7 +86,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP*)
+    *SA_H_KGROUP* | *SA_VT_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;
