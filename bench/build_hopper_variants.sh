@@ -51,11 +51,9 @@ shift
 # Round 24: V's conversion from rows staged whole in shared memory (staged), with and without
 # round 23's division (staged_exactdiv, the default since; both switches gone from the source):
 # h200-c69d165-vfp8-24.md. Round 25: that conversion with 2 or 8 tiles per block (vt2, vt8;
-# SA_VT_TILES, default 4).
+# SA_VT_TILES, default 4): within noise end to end, h200-1e10707-vfp8-25.md.
 all_variants=(
     "landed|"
-    "vt2|-DSA_VT_TILES=2"
-    "vt8|-DSA_VT_TILES=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
