@@ -116,19 +116,17 @@ struct sa_h_rows {
  * placed after a store waits for it, and loads between the stores cost one memory latency each,
  * 32 per thread at D=128 (ncu, L=1K: a quarter of the kernel's warp samples sat in that chain);
  * batched, two (one batch of all 16 chunks makes ptxas spill in the warp-specialized kernel).
- * The workspace holds D of each per head, so the loads need no channel bound. VSMEM
- * (SA_HW_EPI_SMEM): v_stats_smem holds this head's D scales and then D means in shared memory. */
-template <int D, bool BF16, bool QUAD_SUM, bool VSMEM = false>
-__device__ __forceinline__ void
-sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2], const sa_h_rows &r, int b, int h,
-              size_t bh, size_t bhk, const float *v_stats_smem, int tq_col, int tq, int lane)
+ * The workspace holds D of each per head, so the loads need no channel bound. (Copying them into
+ * shared memory by the producer instead measured no faster: round 21, `epismem`.) */
+template <int D, bool BF16, bool QUAD_SUM>
+__device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2],
+                                              const sa_h_rows &r, int b, int h, size_t bh,
+                                              size_t bhk, int tq_col, int tq, int lane)
 {
     constexpr int NO = D / 8; /* n8 chunks of O */
     char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
-    /* VSMEM: a compile-time choice, so that the shared pointer stays one the compiler reads with
-     * LDS (a run-time select with the workspace's would make every load a generic one) */
-    const float *vs = VSMEM ? v_stats_smem : a.vscale + bhk * D;
-    const float *vm = a.vmean ? (VSMEM ? v_stats_smem + D : a.vmean + bhk * D) : nullptr;
+    const float *vs = a.vscale + bhk * D;
+    const float *vm = a.vmean ? a.vmean + bhk * D : nullptr;
     constexpr int EPI_BATCH = NO < 8 ? NO : 8;
     float qkm[2] = {0.0f, 0.0f}, inv[2];
     bool live[2], add_mean[2];
@@ -630,7 +628,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
     }
 #endif
 
-    sa_h_epilogue<D, BF16, true>(a, o, r, b, h, bh, bhk, nullptr, tq, tq, lane);
+    sa_h_epilogue<D, BF16, true>(a, o, r, b, h, bh, bhk, tq, tq, lane);
 #else
     (void)a;
     __trap();

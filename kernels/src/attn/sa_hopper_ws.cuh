@@ -175,13 +175,6 @@
 #ifndef SA_HW_CTAS128
 #define SA_HW_CTAS128 1
 #endif
-/* 1: the producer copies the tile's V scales and means (2·D floats) into shared memory at the
- * tile's start, where the epilogue reads them, instead of the epilogue loading them from the
- * workspace in two batches of memory latency (round 18's form). Round 21 (`epismem`): no gain
- * (D=128 L=1K 336.9-339.0 against 326.4-337.4, L=16K 773.0 against 787.7): off. */
-#ifndef SA_HW_EPI_SMEM
-#define SA_HW_EPI_SMEM 0
-#endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
@@ -225,10 +218,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
-    static constexpr bool EPI_SMEM = SA_HW_EPI_SMEM;
-    static constexpr int EBAR_OFF = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0); /* its full, empty */
-    static constexpr int EPI_OFF = EBAR_OFF + (EPI_SMEM ? 16 : 0);      /* 16-byte aligned */
-    static constexpr int SMEM_BYTES = EPI_OFF + (EPI_SMEM ? 2 * D * 4 : 0);
+    static constexpr int SMEM_BYTES = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
@@ -382,10 +372,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         }
         sa_mbar_init(qfull, 1);
         sa_mbar_init(qempty, 128 * NC);
-        if (C::EPI_SMEM) {
-            sa_mbar_init(sQ + C::EBAR_OFF, 1);
-            sa_mbar_init(sQ + C::EBAR_OFF + 8, 128 * NC);
-        }
         sa_mbar_init_fence();
         if (C::BIAS_PRELOAD)
             *(int4 *)(smem + C::BIAS_OFF) = make_int4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS,
@@ -422,15 +408,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                     sa_mbar_expect_tx(qfull, chunks * 64 * D);
                     sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + w.q0) * D, chunks * 64 * D,
                                 qfull);
-                }
-                if (C::EPI_SMEM) { /* V's scales and means for the epilogue */
-                    const uint32_t efull = sQ + C::EBAR_OFF, eempty = efull + 8;
-                    if (nt > 0)
-                        sa_mbar_wait(eempty, (nt - 1) & 1);
-                    sa_mbar_expect_tx(efull, (a.vmean ? 2 : 1) * D * 4);
-                    sa_bulk_g2s(sQ + C::EPI_OFF, a.vscale + bhk * D, D * 4, efull);
-                    if (a.vmean)
-                        sa_bulk_g2s(sQ + C::EPI_OFF + D * 4, a.vmean + bhk * D, D * 4, efull);
                 }
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
@@ -803,15 +780,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         if (SA_HW_PERSIST && SA_HW_FRESH_EPI)
             asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%tid.x;\nand.b32 %0, t, 3;\n}\n"
                          : "=r"(tq_e));
-        const float *v_stats = nullptr; /* V's scales and means: the workspace's */
-        if constexpr (C::EPI_SMEM) {
-            sa_mbar_wait(sQ + C::EBAR_OFF, nt & 1);
-            v_stats = (const float *)(smem + C::EPI_OFF);
-        }
-        sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA, C::EPI_SMEM>(a, o, r, b, h, bh, bhk, v_stats,
-                                                               tq_e, tq, lane);
-        if constexpr (C::EPI_SMEM)
-            sa_mbar_arrive(sQ + C::EBAR_OFF + 8); /* its reads are done: the next tile's copy */
+        sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA>(a, o, r, b, h, bh, bhk, tq_e, tq, lane);
     }
     if (C::PINGPONG && c == 0)
         sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */
