@@ -43,7 +43,8 @@ shift
 # flash with the warp-specialized kernel, bench/device_repeat.sh): h200-25c3859-repeat.md.
 # Round 21: causal consumers stop at their own diagonal (trim), V's scales and means copied into
 # shared memory by the producer for the epilogue (epismem).
-# Round 21's (trim, epismem, trimepi): h200-484a63e-hopper21-variants.md (trim the default since; epismem removed from the source, in git at 08c3c8b).
+# Round 21's (trim, epismem, trimepi): h200-484a63e-hopper21-variants.md (trim the default
+# since; epismem removed from the source, in git at 08c3c8b).
 # Round 22: K's and V's pre-pass fused for up to 2048 keys (fused: SA_PRE_FUSED=1, quant.cu),
 # bit for bit the two-pass kernels' (bench/prepass_same.py --compare-smoothed):
 # h200-eb8ad0c-prepass22.md. Round 23: both with V's conversion dividing by a reciprocal and one
