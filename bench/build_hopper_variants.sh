@@ -53,8 +53,12 @@ shift
 # round 23's division (staged_exactdiv, the default since; both switches gone from the source):
 # h200-c69d165-vfp8-24.md. Round 25: that conversion with 2 or 8 tiles per block (vt2, vt8;
 # SA_VT_TILES, default 4): within noise end to end, h200-1e10707-vfp8-25.md.
+# Round 26: 128-key steps (pair: two stages per softmax; two consumers at D=128, three at D=64),
+# and the same without the key loop's bias loads (pairnobz).
 all_variants=(
     "landed|"
+    "pair|-DSA_HW_PAIR=1"
+    "pairnobz|-DSA_HW_PAIR=1 -DSA_HW_BIAS_PRELOAD=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -118,7 +122,8 @@ done
 serialized=0
 for f in "$out"/*/ptxas.txt; do
     case "$f" in */dx_*) continue ;; esac
-    grep -h -E "Potential Performance Loss|wgmma.*serializ" "$f" && serialized=1
+    # C7519/C7517: ptxas fenced or waited for a wgmma itself (a register the source did not)
+    grep -h -E "Potential Performance Loss|wgmma.*serializ|is injected" "$f" && serialized=1
 done
 if [ "$serialized" = 1 ]; then
     echo "ptxas serialized wgmma in a variant (see $out/*/ptxas.txt)"

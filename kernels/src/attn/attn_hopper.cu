@@ -229,53 +229,63 @@ struct sa_h_nothing {
     __device__ __forceinline__ void operator()() const {}
 };
 
-/* One tile after its S is complete: scores, masks, online softmax (base 2) and P as the E4M3
- * A fragment of P·V. alpha gets O's rescale factors. With ROW_SUM the row sums are rescaled
- * and grown here (FADD per score); without it the caller takes them from P·V's extra columns. */
-template <bool ROW_SUM, typename Beside = sa_h_nothing>
-__device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
-                                             float alpha[2], sa_h_rows &r, const float *ks,
-                                             float kg, int k0, const sa_attn_args &a, int diag,
-                                             bool need_mask, int tq, Beside &&beside = Beside())
+/* W consecutive 64-key tiles after their S is complete (W = 2: SA_HW_PAIR's 128-key step):
+ * scores, masks, online softmax (base 2) over all W·64 keys, and P as the E4M3 A fragments of
+ * P·V, two k32 steps per tile. alpha gets O's rescale factors. With ROW_SUM the row sums are
+ * rescaled and grown here (FADD per score); without it the caller takes them from P·V's extra
+ * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
+ * masked whole (an odd tile count's first step). */
+template <bool ROW_SUM, int W, typename Beside = sa_h_nothing>
+__device__ __forceinline__ void
+sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
+               const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
+               bool need_mask, int n_live, int tq, Beside &&beside = Beside())
 {
+    static_assert(W == 1 || !SA_H_KGROUP, "SA_H_KGROUP's factor is one tile's");
 #if SA_TEST_HOPPER_DIAG == 2
     {
 #pragma unroll
-        for (int kk = 0; kk < 2; ++kk)
+        for (int w = 0; w < W; ++w)
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
-                pa[kk][i] = (uint32_t)acc[kk * 16 + i * 4] & 0x3f3f3f3fu;
+            for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    pa[2 * w + kk][i] = (uint32_t)acc[w][kk * 16 + i * 4] & 0x3f3f3f3fu;
         alpha[0] = alpha[1] = 1.0f;
         (void)r, (void)ks, (void)kg, (void)k0, (void)a, (void)diag, (void)need_mask, (void)tq;
+        (void)n_live;
     }
 #else
     /* Scores: dequantized here (one K scale per key), or with SA_H_KGROUP the raw S as biased
      * floats (S + 1.5·2^23, exact) and the thread's one K factor kg applied in the exponent. */
     const float kbias = -12582912.0f * kg;
-    float t[32];
+    float t[W * 32];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-        float2 kv = make_float2(0.0f, 0.0f);
-        if (!SA_H_KGROUP)
-            kv = *(const float2 *)(ks + nt * 8 + 2 * tq);
+    for (int w = 0; w < W; ++w)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const float k = (e & 1) ? kv.y : kv.x;
-            t[nt * 4 + e] = SA_H_KGROUP
-                                ? __int_as_float(acc[nt * 4 + e])
-                                : fmaf(__int_as_float(acc[nt * 4 + e]), k, -12582912.0f * k);
-        }
-    }
-    if (need_mask) {
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < 8; ++nt) {
+            float2 kv = make_float2(0.0f, 0.0f);
+            if (!SA_H_KGROUP)
+                kv = *(const float2 *)(ks[w] + nt * 8 + 2 * tq);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const int key = k0 + nt * 8 + 2 * tq + (e & 1);
-                const int row = r.row0 + 8 * (e >> 1);
-                if (key >= a.lkv || (a.causal && key > row + diag))
-                    t[nt * 4 + e] = -INFINITY;
+                const float k = (e & 1) ? kv.y : kv.x;
+                const float s = __int_as_float(acc[w][nt * 4 + e]);
+                t[w * 32 + nt * 4 + e] = SA_H_KGROUP ? s : fmaf(s, k, -12582912.0f * k);
             }
+        }
+    if (need_mask) {
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int key = k0 + w * SA_CTA_K + nt * 8 + 2 * tq + (e & 1);
+                    const int row = r.row0 + 8 * (e >> 1);
+                    if (w >= n_live || key >= a.lkv || (a.causal && key > row + diag))
+                        t[w * 32 + nt * 4 + e] = -INFINITY;
+                }
     }
     /* Online softmax in base 2; subtract first (the row max gives exactly p = 448) unless every
      * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT; with
@@ -286,10 +296,14 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         float m = r.mx[hh];
-        if (SA_H_KGROUP) /* kg > 0 is common to the thread's keys: max of S, then scaled */
-            m = fmaxf(m, fmaf(sa_h_max16(t, hh, -INFINITY), kg, kbias));
-        else
-            m = sa_h_max16(t, hh, m);
+        if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
+            const float(&t0)[32] = *reinterpret_cast<const float(*)[32]>(t);
+            m = fmaxf(m, fmaf(sa_h_max16(t0, hh, -INFINITY), kg, kbias));
+        } else {
+#pragma unroll
+            for (int w = 0; w < W; ++w)
+                m = sa_h_max16(*reinterpret_cast<const float(*)[32]>(t + 32 * w), hh, m);
+        }
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m_use[hh] = m == -INFINITY ? 0.0f : m;
@@ -312,17 +326,20 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
     if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
         beside();
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
+        for (int w = 0; w < W; ++w)
 #pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
+            for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
-                for (int e = 0; e < 2; ++e)
-                    t[nt * 4 + 2 * hh + e] =
-                        sa_h_exp2(fmaf(t[nt * 4 + 2 * hh + e], kq[hh], off[hh]));
+                for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        float &x = t[w * 32 + nt * 4 + 2 * hh + e];
+                        x = sa_h_exp2(fmaf(x, kq[hh], off[hh]));
+                    }
     } else {
         beside();
 #pragma unroll
-        for (int i = 0; i < 32; ++i) {
+        for (int i = 0; i < W * 32; ++i) {
             const int hh = (i >> 1) & 1;
             const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
             t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
@@ -330,27 +347,44 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
     }
     if (ROW_SUM) {
 #pragma unroll
-        for (int i = 0; i < 32; ++i)
+        for (int i = 0; i < W * 32; ++i)
             r.sum[(i >> 1) & 1] += t[i];
     }
     /* P as the E4M3 A fragment: the pre-pass permuted each 16-key group of Vᵀ so that lane
      * (g, tq)'s S columns are exactly its A columns (ALGORITHM.md). */
 #pragma unroll
-    for (int kk = 0; kk < 2; ++kk) {
-        const int n = kk * 4;
+    for (int w = 0; w < W; ++w)
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            pa[kk][hh] =
-                (uint32_t)sa_pack_e4m3x2(t[n * 4 + 2 * hh], t[n * 4 + 2 * hh + 1]) |
-                ((uint32_t)sa_pack_e4m3x2(t[(n + 1) * 4 + 2 * hh], t[(n + 1) * 4 + 2 * hh + 1])
-                 << 16);
-            pa[kk][2 + hh] =
-                (uint32_t)sa_pack_e4m3x2(t[(n + 2) * 4 + 2 * hh], t[(n + 2) * 4 + 2 * hh + 1]) |
-                ((uint32_t)sa_pack_e4m3x2(t[(n + 3) * 4 + 2 * hh], t[(n + 3) * 4 + 2 * hh + 1])
-                 << 16);
+        for (int kk = 0; kk < 2; ++kk) {
+            const float *tw = t + w * 32;
+            const int n = kk * 4;
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                pa[2 * w + kk][hh] =
+                    (uint32_t)sa_pack_e4m3x2(tw[n * 4 + 2 * hh], tw[n * 4 + 2 * hh + 1]) |
+                    ((uint32_t)sa_pack_e4m3x2(tw[(n + 1) * 4 + 2 * hh],
+                                              tw[(n + 1) * 4 + 2 * hh + 1])
+                     << 16);
+                pa[2 * w + kk][2 + hh] = (uint32_t)sa_pack_e4m3x2(tw[(n + 2) * 4 + 2 * hh],
+                                                                  tw[(n + 2) * 4 + 2 * hh + 1]) |
+                                         ((uint32_t)sa_pack_e4m3x2(tw[(n + 3) * 4 + 2 * hh],
+                                                                   tw[(n + 3) * 4 + 2 * hh + 1])
+                                          << 16);
+            }
         }
-    }
 #endif
+}
+
+/* One 64-key tile: sa_h_softmax_w with W = 1. */
+template <bool ROW_SUM, typename Beside = sa_h_nothing>
+__device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
+                                             float alpha[2], sa_h_rows &r, const float *ks,
+                                             float kg, int k0, const sa_attn_args &a, int diag,
+                                             bool need_mask, int tq, Beside &&beside = Beside())
+{
+    const float *const ks1[1] = {ks};
+    sa_h_softmax_w<ROW_SUM, 1>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha, r, ks1,
+                               kg, k0, a, diag, need_mask, 1, tq, static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma

@@ -179,14 +179,32 @@
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
 #endif
+/* 1: each key step of a consumer covers two 64-key stages (128 keys): one softmax over both
+ * tiles' scores, P·V over both, so the per-step work (barrier waits, row-max shuffles, the
+ * rescale factors and their tests, the loop) is paid once per 128 keys, and each thread has 64
+ * independent exponentials per step instead of 32. The stages and the producer are unchanged;
+ * an odd tile count's first step runs one tile, its second half masked. Its registers (S 64,
+ * P 2 x 16) leave room for two consumers at D=128 (240 each) and three at D=64 (160). Needs
+ * P·V accumulating in O (SA_HW_FOLDN 0) with the row sums by their own wgmma. Per head dim;
+ * SA_HW_PAIR sets both. */
+#ifdef SA_HW_PAIR
+#define SA_HW_PAIR128 SA_HW_PAIR
+#define SA_HW_PAIR64 SA_HW_PAIR
+#endif
+#ifndef SA_HW_PAIR128
+#define SA_HW_PAIR128 0
+#endif
+#ifndef SA_HW_PAIR64
+#define SA_HW_PAIR64 0
+#endif
 /* Consumer warpgroups per block, per head dim: three at D=128 (160 registers each), four at
  * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
- * loads, 468.3 against 451.6 TOPS for three at D=64 L=16K). */
+ * loads, 468.3 against 451.6 TOPS for three at D=64 L=16K); one fewer with SA_HW_PAIR. */
 #ifndef SA_HW_NC128
-#define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : 3)
+#define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : SA_HW_PAIR128 ? 2 : 3)
 #endif
 #ifndef SA_HW_NC64
-#define SA_HW_NC64 4
+#define SA_HW_NC64 (SA_HW_PAIR64 ? 3 : 4)
 #endif
 
 template <int D> struct sa_hw_cfg {
@@ -200,6 +218,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr bool ROWSUM_SEP = SA_HW_ROWSUM_SEP && SA_HW_ROWSUM_MMA && FOLDN == 0;
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
+    static constexpr bool PAIR = D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64;
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -233,6 +252,11 @@ template <int D> struct sa_hw_cfg {
     static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
                   "SA_HW_FOLDN 0 needs SA_HW_ROWSUM_SEP (or SA_HW_ROWSUM_MMA 0)");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
+    static_assert(!PAIR || (FOLDN == 0 && ROWSUM_SEP && SA_HW_LAZY_RESCALE && SA_HW_OVERLAP &&
+                            SA_HW_QREG && !PINGPONG && !SA_HW_PERSIST && !FOLD_IN_EXP &&
+                            !SA_H_KGROUP && STAGES >= 4),
+                  "SA_HW_PAIR is a form of the default loop (P·V in O, row sums by their own "
+                  "wgmma, lazy rescale, Q in registers, one tile per block)");
     static_assert(PRODUCER_REGS + NC * CONSUMER_REGS <= (NC + 1) * ENTRY_REGS,
                   "setmaxnreg asks for no more registers than the block owns (else it hangs)");
 };
@@ -251,10 +275,12 @@ __device__ __forceinline__ uint64_t sa_hw_desc(uint32_t lo, uint32_t sbo)
 
 /* P·V of one tile into ot: fresh (the first k step does not accumulate) unless carry, onto a
  * tile held there (SA_HW_FOLDN; a compile-time constant at every call); v_lo: the low half of
- * the Vᵀ tile's descriptor. */
+ * the Vᵀ tile's descriptor. With SA_HW_ROWSUM_SEP the row sums in ls likewise: fresh unless
+ * ls_carry (SA_HW_PAIR's second tile). */
 template <int D>
 __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT], float (&ls)[4],
-                                               const uint32_t (&pa)[2][4], uint32_t v_lo, int carry)
+                                               const uint32_t (&pa)[2][4], uint32_t v_lo, int carry,
+                                               int ls_carry = 0)
 {
 #pragma unroll
     for (int kk = 0; kk < 2; ++kk) {
@@ -264,7 +290,7 @@ __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT], fl
             sa_wg_pv_e4m3_n8(ls, pa[kk],
                              sa_hw_desc(v_lo + (sa_hw_cfg<D>::V_BYTES >> 4) + kk * (256 >> 4),
                                         sa_htile<D>::V_SBO),
-                             kk);
+                             kk ? 1 : ls_carry);
             if constexpr (D == 128)
                 sa_wg_pv_e4m3_n128(ot, pa[kk], vd, accumulate);
             else
@@ -574,7 +600,151 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
         constexpr std::integral_constant<bool, !C::BIAS_PRELOAD> loop_bias{};
         (void)loop_bias;
 #if SA_HW_OVERLAP
-        if (n_c > 0) {
+#if SA_HW_QREG
+        if constexpr (C::PAIR) {
+            /* SA_HW_PAIR: steps of two stages (128 keys). With an odd n_c the first step runs
+             * stage it0 alone (its second half reads the same stage again and is masked whole);
+             * step i >= 1 covers stages it0 + 2i - odd and the next. */
+            if (n_c > 0) {
+                const int odd = n_c & 1, n_steps = (n_c + 1) >> 1;
+                int32_t acc[2][32];
+                uint32_t pa[4][4];
+                float alpha_prev[2];
+                auto issue_qk2 = [&](int s0, int s1, auto set_bias_c) {
+                    if (decltype(set_bias_c)::value) {
+#pragma unroll
+                        for (int w = 0; w < 2; ++w)
+#pragma unroll
+                            for (int i = 0; i < 32; ++i) {
+                                acc[w][i] = SA_INT_FLOAT_BIAS;
+                                /* defined before the fence: else the second tile's moves sink
+                                 * past it, and ptxas fences that tile's wgmma itself (C7519) */
+                                sa_wg_touch(acc[w][i]);
+                            }
+                    }
+                    sa_wg_fence();
+#pragma unroll
+                    for (int w = 0; w < 2; ++w)
+#pragma unroll
+                        for (int kk = 0; kk < D / 32; ++kk)
+                            sa_wg_qk_s8_ra(acc[w], qa[kk],
+                                           sa_hw_desc(k_lo(w ? s1 : s0) + kk * (256 >> 4),
+                                                      sa_htile<D>::QK_SBO));
+                    sa_wg_commit();
+                };
+                auto issue_pv2 = [&](int s0, int s1, auto carry_c) {
+                    using half = const uint32_t(*)[2][4];
+                    sa_hw_issue_pv<D>(ot, ls, *reinterpret_cast<half>(&pa[0]), v_lo(s0),
+                                      decltype(carry_c)::value ? 1 : 0, 0);
+                    sa_hw_issue_pv<D>(ot, ls, *reinterpret_cast<half>(&pa[2]), v_lo(s1), 1, 1);
+                };
+                auto touch_acc = [&]() {
+#pragma unroll
+                    for (int w = 0; w < 2; ++w)
+#pragma unroll
+                        for (int i = 0; i < 32; ++i)
+                            sa_wg_touch(acc[w][i]);
+                };
+                /* P·V of stages s0, s1 waited for: their P registers and stages are free */
+                auto keep_and_release = [&](int s0, int s1) {
+#pragma unroll
+                    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+                        for (int i = 0; i < 4; ++i)
+                            sa_wg_keep(pa[kk][i]);
+                    release(s0);
+                    if (s1 != s0)
+                        release(s1);
+                };
+                auto softmax2 = [&](uint32_t(&p)[4][4], float(&al)[2], int s0, int s1, int n_live) {
+                    const float *const ks2[2] = {ks_of(s0), ks_of(s1)};
+                    const int k0 = (s0 - it0) * SA_CTA_K;
+                    sa_h_softmax_w<!SA_HW_ROWSUM_MMA, 2>(acc, p, al, r, ks2, 0.0f, k0, a, diag,
+                                                         n_live < 2 || need_mask(k0 + SA_CTA_K),
+                                                         n_live, tq);
+                };
+                const int s1_first = odd ? it0 : it0 + 1;
+                wait_full(it0);
+                if (!odd)
+                    wait_full(it0 + 1);
+                issue_qk2(it0, s1_first, set_bias);
+                sa_wg_wait<0>();
+                touch_acc();
+                softmax2(pa, alpha_prev, it0, s1_first, 2 - odd);
+                /* One step: Q·Kᵀ of stages s0, s0 + 1 and P·V of the previous step's (p0, p1)
+                 * issued, the softmax under P·V, then O (the carried accumulator) brought to the
+                 * new max, as the one-stage loop's FOLDN 0 form. */
+                auto step = [&](int s0, int p0, int p1, auto carry_c, auto set_bias_c) {
+                    constexpr bool CARRY = decltype(carry_c)::value;
+                    if (!decltype(set_bias_c)::value) { /* SA_HW_BIAS_PRELOAD */
+                        sa_hw_bias_load(acc[0], sQ + C::BIAS_OFF);
+                        sa_hw_bias_load(acc[1], sQ + C::BIAS_OFF);
+                    }
+                    wait_full(s0);
+                    wait_full(s0 + 1);
+                    issue_qk2(s0, s0 + 1, set_bias_c); /* fences, then commits group 1 */
+                    issue_pv2(p0, p1, carry_c);
+                    sa_wg_commit(); /* group 2: the previous step's P·V */
+                    sa_wg_wait<1>();
+                    touch_acc();
+                    uint32_t pn[4][4];
+                    float alpha[2];
+                    softmax2(pn, alpha, s0, s0 + 1, 2);
+                    sa_wg_wait<0>();
+                    keep_and_release(p0, p1);
+#pragma unroll
+                    for (int i = 0; i < C::OT; ++i)
+                        sa_wg_touch(ot[i]);
+                    if constexpr (CARRY) {
+                        if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+                            for (int i = 0; i < C::OT; ++i)
+                                sa_wg_scale(ot[i], alpha[(i >> 1) & 1]);
+                        }
+                    } else if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
+#pragma unroll
+                        for (int i = 0; i < C::OT; ++i)
+                            ot[i] *= alpha[(i >> 1) & 1];
+                    }
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        sa_wg_touch(ls[i]);
+                    r.sum[0] = (r.sum[0] + ls[0]) * alpha[0];
+                    r.sum[1] = (r.sum[1] + ls[2]) * alpha[1];
+                    alpha_prev[0] *= alpha[0];
+                    alpha_prev[1] *= alpha[1];
+#pragma unroll
+                    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+                        for (int i = 0; i < 4; ++i)
+                            pa[kk][i] = pn[kk][i];
+                };
+                auto last = [&](int p0, int p1, auto carry_c) {
+                    sa_wg_fence();
+                    issue_pv2(p0, p1, carry_c);
+                    sa_wg_commit();
+                    sa_wg_wait<0>();
+                    keep_and_release(p0, p1);
+                    fold(alpha_prev);
+                };
+                constexpr std::integral_constant<bool, false> no{};
+                constexpr std::integral_constant<bool, true> yes{};
+                if (n_steps > 1) {
+                    step(it0 + 2 - odd, it0, s1_first, no, set_bias);
+#pragma unroll 1
+                    for (int i = 2; i < n_steps; ++i) {
+                        const int s0 = it0 + 2 * i - odd;
+                        step(s0, s0 - 2, s0 - 1, yes, loop_bias);
+                    }
+                    const int sl = it0 + 2 * (n_steps - 1) - odd;
+                    last(sl, sl + 1, yes);
+                } else {
+                    last(it0, s1_first, no);
+                }
+            }
+        } else
+#endif
+            if (n_c > 0) {
             int32_t acc[32];
             uint32_t pa[2][4];
             float alpha_prev[2];
