@@ -10,7 +10,7 @@
 # shapes. Then the table and the best correct variant (bench/hopper_variants_summary.py), and,
 # while BUDGET_S (default 330) lasts: compute-sanitizer memcheck over the small accuracy cases
 # (best), ncu of the landed kernel and of the best one at D=128 L=16K with per-instruction stall
-# samples (the SASS source page as CSV), racecheck (best). Writes $OUT/summary.txt, $OUT/gpu.txt
+# samples (the SASS source page as CSV), racecheck (best; SANITIZE=<name> picks another). Writes $OUT/summary.txt, $OUT/gpu.txt
 # and $OUT/logs.tgz (every log, JSON and CSV).
 # Since round 3 the landed kernel itself quantizes Q at D=128 in calls without an LSE: a first
 # variant run with the LSE output is run again without it (<first>_nolse: accuracy only, judged
@@ -76,6 +76,9 @@ el "int8-fp16 + SDPA rc=$?"
 # shellcheck disable=SC2086
 python3 bench/hopper_variants_summary.py "$OUT/logs" $names | tee "$OUT/summary.txt"
 best=$(tail -1 "$OUT/summary.txt" | awk '{print $2}')
+# SANITIZE=<name>: that variant gets the sanitizers and the second ncu instead (a kernel only
+# it runs at the sanitizers' small shapes)
+[ -n "${SANITIZE:-}" ] && best=$SANITIZE
 # the best, and its run without LSE where there is one (the first variant's)
 checked=$best
 case " $names " in *" ${best}_nolse "*) checked="$best ${best}_nolse" ;; esac

@@ -681,12 +681,12 @@ static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
     return sa_set_smem_once(l->ctx, (const void *)kernel, smem);
 }
 
-template <int D, bool BF16>
+template <int D, bool BF16, bool PAIR_K = false>
 static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
-    using C = sa_hw_cfg<D>;
-    const auto kernel = sa_hopper_ws_kernel<D, BF16>;
+    using C = sa_hw_cfg<D, PAIR_K>;
+    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K>;
     if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
         return e;
     const int n_tiles = (a->lq + C::ROWS - 1) / C::ROWS * a->hq * l->batch;
@@ -736,9 +736,12 @@ static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
         return sa_hopper_run_base<D, BF16>(a, l);
     else if (l->probe) /* the code check: both kernels are in the library */
         return sa_hopper_run_ws<D, BF16>(a, l);
-    else if (sa_hopper_uses_ws(D, a->lkv))
+    else if (sa_hopper_uses_ws(D, a->lkv)) {
+        if constexpr (D == 64) /* SA_HW_PAIR's form (three consumers) from that many keys */
+            if (a->lkv >= SA_HW_D64_PAIR_MIN_KV)
+                return sa_hopper_run_ws<D, BF16, true>(a, l);
         return sa_hopper_run_ws<D, BF16>(a, l);
-    else
+    } else
         return sa_hopper_run_base<D, BF16>(a, l);
 }
 

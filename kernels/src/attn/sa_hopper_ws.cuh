@@ -197,6 +197,12 @@
 #ifndef SA_HW_PAIR64
 #define SA_HW_PAIR64 0
 #endif
+/* D=64 runs the SA_HW_PAIR form (three consumers) from this many keys: round 26
+ * (bench/results/h200-5b53d01-hopper26-variants.md) measured it at 496.7 against 475.8 TOPS at
+ * L=16K and 393.1 against 406.7 at L=4K against the one-stage form's four consumers. */
+#ifndef SA_HW_D64_PAIR_MIN_KV
+#define SA_HW_D64_PAIR_MIN_KV 8192
+#endif
 /* Consumer warpgroups per block, per head dim: three at D=128 (160 registers each), four at
  * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
  * loads, 468.3 against 451.6 TOPS for three at D=64 L=16K); one fewer with SA_HW_PAIR. */
@@ -207,8 +213,9 @@
 #define SA_HW_NC64 (SA_HW_PAIR64 ? 3 : 4)
 #endif
 
-template <int D> struct sa_hw_cfg {
-    static constexpr int NC = D == 128 ? SA_HW_NC128 : SA_HW_NC64;
+/* PAIR_K: the SA_HW_PAIR form whatever the switches say (D=64 from SA_HW_D64_PAIR_MIN_KV keys). */
+template <int D, bool PAIR_K = false> struct sa_hw_cfg {
+    static constexpr int NC = PAIR_K ? (D == 128 ? 2 : 3) : D == 128 ? SA_HW_NC128 : SA_HW_NC64;
     static constexpr int CTAS = D == 128 ? SA_HW_CTAS128 : 1; /* blocks per SM */
     static constexpr int THREADS = 128 * (NC + 1);
     static constexpr int ROWS = 64 * NC;
@@ -218,7 +225,7 @@ template <int D> struct sa_hw_cfg {
     static constexpr bool ROWSUM_SEP = SA_HW_ROWSUM_SEP && SA_HW_ROWSUM_MMA && FOLDN == 0;
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
-    static constexpr bool PAIR = D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64;
+    static constexpr bool PAIR = PAIR_K || (D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64);
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -277,8 +284,8 @@ __device__ __forceinline__ uint64_t sa_hw_desc(uint32_t lo, uint32_t sbo)
  * tile held there (SA_HW_FOLDN; a compile-time constant at every call); v_lo: the low half of
  * the Vᵀ tile's descriptor. With SA_HW_ROWSUM_SEP the row sums in ls likewise: fresh unless
  * ls_carry (SA_HW_PAIR's second tile). */
-template <int D>
-__device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT], float (&ls)[4],
+template <int D, typename C = sa_hw_cfg<D>>
+__device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[C::OT], float (&ls)[4],
                                                const uint32_t (&pa)[2][4], uint32_t v_lo, int carry,
                                                int ls_carry = 0)
 {
@@ -286,11 +293,11 @@ __device__ __forceinline__ void sa_hw_issue_pv(float (&ot)[sa_hw_cfg<D>::OT], fl
     for (int kk = 0; kk < 2; ++kk) {
         const uint64_t vd = sa_hw_desc(v_lo + kk * (256 >> 4), sa_htile<D>::V_SBO);
         const int accumulate = kk ? 1 : carry;
-        if constexpr (sa_hw_cfg<D>::ROWSUM_SEP) { /* the ones: the n8 group after Vᵀ, fresh */
-            sa_wg_pv_e4m3_n8(ls, pa[kk],
-                             sa_hw_desc(v_lo + (sa_hw_cfg<D>::V_BYTES >> 4) + kk * (256 >> 4),
-                                        sa_htile<D>::V_SBO),
-                             kk ? 1 : ls_carry);
+        if constexpr (C::ROWSUM_SEP) { /* the ones: the n8 group after Vᵀ, fresh */
+            sa_wg_pv_e4m3_n8(
+                ls, pa[kk],
+                sa_hw_desc(v_lo + (C::V_BYTES >> 4) + kk * (256 >> 4), sa_htile<D>::V_SBO),
+                kk ? 1 : ls_carry);
             if constexpr (D == 128)
                 sa_wg_pv_e4m3_n128(ot, pa[kk], vd, accumulate);
             else
@@ -373,12 +380,12 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
  * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
  * runs on across tiles. */
-template <int D, bool BF16>
-__global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
+template <int D, bool BF16, bool PAIR_K = false>
+__global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PAIR_K>::CTAS)
     sa_hopper_ws_kernel(const sa_attn_args a, int n_tiles)
 {
 #if SA_HOPPER_CODE
-    using C = sa_hw_cfg<D>;
+    using C = sa_hw_cfg<D, PAIR_K>;
     constexpr int NC = C::NC, S = C::STAGES;
     constexpr int NO = D / 8; /* n8 chunks of O */
     extern __shared__ __align__(128) char smem[];
@@ -634,9 +641,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 };
                 auto issue_pv2 = [&](int s0, int s1, auto carry_c) {
                     using half = const uint32_t(*)[2][4];
-                    sa_hw_issue_pv<D>(ot, ls, *reinterpret_cast<half>(&pa[0]), v_lo(s0),
-                                      decltype(carry_c)::value ? 1 : 0, 0);
-                    sa_hw_issue_pv<D>(ot, ls, *reinterpret_cast<half>(&pa[2]), v_lo(s1), 1, 1);
+                    sa_hw_issue_pv<D, C>(ot, ls, *reinterpret_cast<half>(&pa[0]), v_lo(s0),
+                                         decltype(carry_c)::value ? 1 : 0, 0);
+                    sa_hw_issue_pv<D, C>(ot, ls, *reinterpret_cast<half>(&pa[2]), v_lo(s1), 1, 1);
                 };
                 auto touch_acc = [&]() {
 #pragma unroll
@@ -771,7 +778,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 turn_begin();
                 wait_full(it);
                 issue_qk(acc, it, set_bias_c); /* fences, then commits group 1 */
-                sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
+                sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
                 const float kg = kg_of(it);
@@ -848,7 +855,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                 constexpr bool CARRY = decltype(carry_c)::value;
                 turn_begin();
                 sa_wg_fence();
-                sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it0 + n_c - 1), CARRY ? 1 : 0);
+                sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it0 + n_c - 1), CARRY ? 1 : 0);
                 sa_wg_commit();
                 turn_end();
                 sa_wg_wait<0>();
@@ -913,7 +920,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D>::THREADS, sa_hw_cfg<D>::CTAS)
                                             a, diag, need_mask(j * SA_CTA_K), tq);
             turn_begin();
             sa_wg_fence();
-            sa_hw_issue_pv<D>(ot, ls, pa, v_lo(it), 0);
+            sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it), 0);
             sa_wg_commit();
             turn_end();
             sa_wg_wait<0>();
