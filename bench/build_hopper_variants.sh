@@ -54,9 +54,10 @@ shift
 # h200-c69d165-vfp8-24.md. Round 25: that conversion with 2 or 8 tiles per block (vt2, vt8;
 # SA_VT_TILES, default 4): within noise end to end, h200-1e10707-vfp8-25.md.
 # Round 26: 128-key steps (pair: two stages per softmax; two consumers at D=128, three at D=64),
-# and the same without the key loop's bias loads (pairnobz): h200-5b53d01-hopper26-variants.md.
+# and the same without the key loop's bias loads (pairnobz): h200-f822aa2-hopper26-variants.md.
 # Round 27: D=64 in that form from SA_HW_D64_PAIR_MIN_KV keys (landed: 8192), from 2049 (wherever
-# the warp-specialized kernel runs: d64pair2k) and never (d64nopair: round 26's landed).
+# the warp-specialized kernel runs: d64pair2k) and never (d64nopair: round 26's landed):
+# h200-d63ffd1-hopper27-variants.md (the landed rule since: without a causal mask only).
 all_variants=(
     "landed|"
     "d64pair2k|-DSA_HW_D64_PAIR_MIN_KV=2049"

@@ -199,7 +199,7 @@
 #endif
 /* D=64 without a causal mask runs the SA_HW_PAIR form (three consumers) from this many keys,
  * against the one-stage form's four consumers (TOPS, H200, lq = lkv; rounds 26 and 27:
- * bench/results/h200-5b53d01-hopper26-variants.md, h200-51919f9-hopper27-variants.md): L=16K
+ * bench/results/h200-f822aa2-hopper26-variants.md, h200-d63ffd1-hopper27-variants.md): L=16K
  * 489.2-496.7 against 468.5-475.8, L=8K 456.6-459.5 against 443.4-447.3, L=4K 382.3-393.1
  * against 397.0-406.7; causal no gain (L=8K 340.6-351.0 against 352.1-352.6, L=16K
  * 396.6-426.9 against 420.5-421.1), so causal calls keep four consumers. */
