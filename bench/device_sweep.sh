@@ -3,8 +3,9 @@
 # against SDPA, in one device call (a length sweep to place a per-shape threshold):
 #   bash bench/device_sweep.sh DIR [N] [LENS] [DIMS]     e.g. bash bench/device_sweep.sh \
 #       .gpu/hopper27 2 4096,8192,16384 64
-# Runs bench/device_repeat.sh per variant into $OUT/<name>/ (N repetitions each; variants in
-# variants.txt order, then again in reverse when N > 1 is asked for, so that order does not pick).
+# Runs bench/device_repeat.sh per variant into $OUT/<name>-<run>/ (variants in variants.txt
+# order, then again in reverse when N > 1, so that order does not pick), then packs $OUT into
+# $OUT.tgz (a device call returns a limited number of files).
 set -o pipefail
 DIR=${1:?usage: bash bench/device_sweep.sh DIR [N] [LENS] [DIMS]}
 N=${2:-1}
@@ -21,3 +22,5 @@ for n in $order; do
     OUT="$OUT/$n-$pass" bash bench/device_repeat.sh "$DIR/$n/libsageattn.so" 1 "$LENS" "$DIMS" |
         grep -E '^D=|rc='
 done
+tar -czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")" && rm -rf "$OUT"
+echo "logs: $OUT.tgz"
