@@ -58,10 +58,11 @@ shift
 # Round 27: D=64 in that form from SA_HW_D64_PAIR_MIN_KV keys (landed: 8192), from 2049 (wherever
 # the warp-specialized kernel runs: d64pair2k) and never (d64nopair: round 26's landed):
 # h200-d63ffd1-hopper27-variants.md (the landed rule since: without a causal mask only).
+# Round 28: the call's kernels after the first launched as programmatic dependents (pdl:
+# SA_PDL=1, the pre-pass and launch code too).
 all_variants=(
     "landed|"
-    "d64pair2k|-DSA_HW_D64_PAIR_MIN_KV=2049"
-    "d64nopair|-DSA_HW_D64_PAIR_MIN_KV=1000000000"
+    "pdl|-DSA_PDL=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -96,7 +97,7 @@ for v in "${all_variants[@]}"; do
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;
-    *SA_HW_D64_MIN_KV* | *SA_H_WS*) # the kernel choice also decides V's smoothing (pre-pass, plan)
+    *SA_HW_D64_MIN_KV* | *SA_H_WS* | *SA_PDL*) # V's smoothing (pre-pass, plan); PDL: every launch
         per_variant="attn_hopper quant launch"
         quant_obj=$out/$name/quant.o
         launch_obj=$out/$name/launch.o

@@ -82,6 +82,17 @@ static inline int sa_mode_pv_fp8(sageattn_mode m)
            m == SAGEATTN_MODE_INT8_FP8_F16ACC || m == SAGEATTN_MODE_INT8_FP8_WGMMA;
 }
 /* The pre-pass writes Q, K and Vᵀ in wgmma's core-matrix order (attn_hopper.cu). */
+/* 1: int8-fp8-wgmma's kernels after the call's first are launched as programmatic dependents
+ * (sa_launch_k, attn/sa_kernels.h): each may start while its predecessor's last blocks run (its
+ * prologue, and Q's quantization in the attention kernel, need nothing the call wrote). Only that
+ * mode: it runs on Hopper alone, where the launch attribute exists. */
+#ifndef SA_PDL
+#define SA_PDL 0
+#endif
+static inline int sa_use_pdl(sageattn_mode m)
+{
+    return SA_PDL && m == SAGEATTN_MODE_INT8_FP8_WGMMA;
+}
 static inline int sa_mode_wgmma_layout(sageattn_mode m)
 {
     return m == SAGEATTN_MODE_INT8_FP8_WGMMA;

@@ -557,6 +557,10 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
         sa_mbar_init_fence();
     }
     __syncthreads();
+    /* The pre-pass's output (SA_PDL): K, V and their scales, Q without QF; with QF the other
+     * threads wait after quantizing Q from the caller's tensor, before the epilogue's reads. */
+    if (!QF || tid == 0)
+        sa_pdl_wait();
     if (tid == 0) {
         if (!QF) {
             sa_mbar_expect_tx(qbar, T::Q_BYTES);
@@ -576,8 +580,10 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
         r.sum[hh] = 0.0f;
     }
     uint32_t qa[D / 32][4];
-    if (QF)
+    if (QF) {
         sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+        sa_pdl_wait();
+    }
     auto issue_qk = [&](int32_t(&acc)[32], uint32_t sK) { sa_h_issue_qk<D, QF>(acc, sQ, qa, sK); };
     float o[NO * 4];
 #pragma unroll
@@ -699,7 +705,7 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
             return e;
         grid = min(n_tiles, sms * C::CTAS);
     }
-    kernel<<<grid, C::THREADS, C::SMEM_BYTES, l->stream>>>(*a, n_tiles);
+    sa_launch_k(l->pdl, kernel, grid, C::THREADS, C::SMEM_BYTES, l->stream, *a, n_tiles);
     return cudaGetLastError();
 }
 
@@ -713,7 +719,7 @@ static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg
     if ((e = sa_hopper_prepare(kernel, smem, l)) != cudaSuccess || l->probe)
         return e;
     const dim3 grid((a->lq + SA_H_ROWS - 1) / SA_H_ROWS, a->hq, l->batch);
-    kernel<<<grid, SA_H_THREADS, smem, l->stream>>>(*a);
+    sa_launch_k(l->pdl, kernel, grid, SA_H_THREADS, smem, l->stream, *a);
     return cudaGetLastError();
 }
 

@@ -94,7 +94,7 @@ cudaError_t sa_check_code_for_device(void)
 {
     /* Every build holds all modes for the same archs, so one kernel tells. */
     const int d_pad = SA_WITH_D128 ? 128 : 64;
-    const struct sa_launch_cfg probe = {1, 0, true, nullptr};
+    const struct sa_launch_cfg probe = {1, 0, true, nullptr, false};
     return sa_attn_call(SAGEATTN_MODE_FP16, d_pad, 0, nullptr, &probe);
 }
 
@@ -142,7 +142,7 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
 #if SA_WITH_HOPPER
         q_in_kernel = p->mode == SAGEATTN_MODE_INT8_FP8_WGMMA && sa_hopper_quantizes_q(p, dp);
 #endif
-        cudaError_t e = sa_quant_launch(p, dp, &w, ws, !q_in_kernel, stream);
+        cudaError_t e = sa_quant_launch(p, dp, &w, ws, !q_in_kernel, sa_use_pdl(p->mode), stream);
         if (e != cudaSuccess)
             return e;
         if (q_in_kernel) {
@@ -170,6 +170,6 @@ cudaError_t sa_launch(const struct sa_problem *p, void *workspace, cudaStream_t 
         if (w.smooth_v)
             a.vmean = (const float *)(ws + w.vmean);
     }
-    const struct sa_launch_cfg l = {p->batch, stream, false, p->ctx};
+    const struct sa_launch_cfg l = {p->batch, stream, false, p->ctx, (bool)sa_use_pdl(p->mode)};
     return sa_attn_call(p->mode, dp, bf16, &a, &l);
 }

@@ -199,6 +199,8 @@ __global__ void __launch_bounds__(SA_PRE_THREADS,
                     float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
                     float *vmean, float v_max)
 {
+    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
+    sa_pdl_launch_dependents();
     constexpr int TPR = DP / 8;
     constexpr int RPI = SA_PRE_THREADS / TPR;
     __shared__ float red[SMOOTH ? 4 : 2][RPI][DP];
@@ -266,6 +268,8 @@ __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpa
                                    const float *vpart, const float *vmin, const float *vsum,
                                    float *km, float *vscale, float *vmean, float v_max)
 {
+    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
+    sa_pdl_launch_dependents();
     const int bh = blockIdx.x, c = threadIdx.x;
     float s = 0.0f, m = vmean ? -INFINITY : 0.0f, n = INFINITY, sv = 0.0f;
     for (int i = 0; i < nchunk; ++i) {
@@ -475,6 +479,8 @@ template <bool BF16, int DP, bool FULL>
 __global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     sa_rowquant_kernel(const sa_rowquant_args q, const sa_rowquant_args k, int q_bh)
 {
+    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
+    sa_pdl_launch_dependents();
     constexpr int ROWS = sa_rq_block_rows<DP>();
     const int bx = blockIdx.x, by = blockIdx.y;
     if (by < q_bh) {
@@ -487,12 +493,14 @@ __global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
 
 template <bool BF16, int DP>
 static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_rowquant_args &k,
-                               int q_bh, cudaStream_t stream)
+                               int q_bh, bool pdl, cudaStream_t stream)
 {
     if (k.d == DP)
-        sa_rowquant_kernel<BF16, DP, true><<<grid, SA_PRE_THREADS, 0, stream>>>(q, k, q_bh);
+        sa_launch_k(pdl, sa_rowquant_kernel<BF16, DP, true>, grid, SA_PRE_THREADS, 0, stream, q, k,
+                    q_bh);
     else
-        sa_rowquant_kernel<BF16, DP, false><<<grid, SA_PRE_THREADS, 0, stream>>>(q, k, q_bh);
+        sa_launch_k(pdl, sa_rowquant_kernel<BF16, DP, false>, grid, SA_PRE_THREADS, 0, stream, q, k,
+                    q_bh);
 }
 
 /* int8-fp8-wgmma's K with SA_H_KGROUP (sa_internal.h): one block per 64-key tile of one kv head.
@@ -503,6 +511,8 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_PRE_THREADS) sa_kquant_grouped_kernel(const sa_rowquant_args k)
 {
+    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
+    sa_pdl_launch_dependents();
     constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, PASSES = SA_CTA_K / RPP;
     constexpr int GROUPS = SA_CTA_K / SA_H_KGROUP_KEYS;
     static_assert(GROUPS == 4 && SA_CTA_K % RPP == 0, "four lane-quad groups per 64-key tile");
@@ -725,6 +735,8 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
                    const float *vmean, unsigned char *vt, int core_order)
 {
+    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
+    sa_pdl_launch_dependents();
     const int bh = blockIdx.y;
     sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, vt,
                                     core_order);
@@ -736,20 +748,20 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
 template <bool BF16, int DP>
 static bool sa_kquant_grouped_launch(const struct sa_problem *p, const struct sa_ws_layout *w,
                                      const sa_rowquant_args &q, const sa_rowquant_args &k,
-                                     bool with_q, cudaStream_t stream)
+                                     bool with_q, bool pdl, cudaStream_t stream)
 {
     if constexpr (SA_H_KGROUP) {
         if (!sa_mode_wgmma_layout(p->mode))
             return false;
         constexpr int RPB = sa_rq_block_rows<DP>();
-        sa_kquant_grouped_kernel<BF16, DP>
-            <<<dim3(w->lk_pad / SA_CTA_K, p->batch * p->hkv), SA_PRE_THREADS, 0, stream>>>(k);
+        sa_launch_k(pdl, sa_kquant_grouped_kernel<BF16, DP>,
+                    dim3(w->lk_pad / SA_CTA_K, p->batch * p->hkv), SA_PRE_THREADS, 0, stream, k);
         if (with_q)
             sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
-                                         p->batch * p->hq, stream);
+                                         p->batch * p->hq, pdl, stream);
         return true;
     } else {
-        (void)p, (void)w, (void)q, (void)k, (void)with_q, (void)stream;
+        (void)p, (void)w, (void)q, (void)k, (void)with_q, (void)pdl, (void)stream;
         return false;
     }
 }
@@ -762,7 +774,7 @@ static sa_tensor_view sa_view(const void *base, const int64_t s[3])
 
 template <bool BF16, int DP>
 static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
-                                bool with_q, cudaStream_t stream)
+                                bool with_q, bool pdl, cudaStream_t stream)
 {
     const bool fp8 = sa_mode_pv_fp8(p->mode);
     const sa_tensor_view kv = sa_view(p->k, p->ks), vv = sa_view(p->v, p->vs);
@@ -789,9 +801,12 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         sa_stats_kernel<BF16, DP, false><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
             kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, nullptr, nullptr, km, vscale,
             nullptr, v_max);
+    /* the statistics kernel is the call's first (launched after whatever the stream ran before);
+     * every later one may be a programmatic dependent */
     if (w->nchunk > 1)
-        sa_finalize_kernel<<<bhk, DP, 0, stream>>>(DP, w->nchunk, p->lkv, kpart, vpart, vmin, vsum,
-                                                   km, vscale, vmean, v_max);
+        sa_launch_k(pdl, sa_finalize_kernel, bhk, DP, 0, stream, (int)DP, w->nchunk, p->lkv,
+                    (const float *)kpart, (const float *)vpart, (const float *)vmin,
+                    (const float *)vsum, km, vscale, vmean, v_max);
 
     constexpr int RPB = sa_rq_block_rows<DP>(); /* rows per block */
     sa_rowquant_args q = {};
@@ -825,16 +840,18 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, stream)) {
+    if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, pdl, stream)) {
         /* K by groups, Q by rows if wanted */
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
-        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, stream);
+        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, pdl, stream);
     } else if (bhq + bhk <= SA_MAX_GRID_Y) {
         const int blocks_x = (max(w->lq_pad, w->lk_pad) + RPB - 1) / RPB;
-        sa_rowquant_launch<BF16, DP>(dim3(blocks_x, bhq + bhk), q, k, bhq, stream);
+        sa_rowquant_launch<BF16, DP>(dim3(blocks_x, bhq + bhk), q, k, bhq, pdl, stream);
     } else { /* beyond the grid's y limit together: one launch each */
-        sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, stream);
-        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, bhk, stream);
+        sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, pdl,
+                                     stream);
+        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, bhk, pdl,
+                                     stream);
     }
     if (fp8) {
         const dim3 grid((w->lk_pad / SA_CTA_K + SA_VT_TILES - 1) / SA_VT_TILES, bhk);
@@ -843,23 +860,25 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         constexpr int T = sa_vfp8_threads<DP>();
         if constexpr (SA_WITH_HOPPER) {
             if (smooth)
-                sa_vfp8_kernel<BF16, DP, true><<<grid, T, 0, stream>>>(
-                    vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
+                sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, true>, grid, T, 0, stream, vv, p->hkv,
+                            p->lkv, w->lk_pad, p->d, (const float *)vscale, (const float *)vmean,
+                            vt, core);
         }
         if (!smooth)
-            sa_vfp8_kernel<BF16, DP, false><<<grid, T, 0, stream>>>(
-                vv, p->hkv, p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
+            sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, false>, grid, T, 0, stream, vv, p->hkv,
+                        p->lkv, w->lk_pad, p->d, (const float *)vscale, (const float *)nullptr, vt,
+                        core);
     }
     return cudaGetLastError();
 }
 
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
-                            char *ws, int with_q, cudaStream_t stream)
+                            char *ws, int with_q, bool pdl, cudaStream_t stream)
 {
     const bool bf16 = p->dtype == SAGEATTN_DTYPE_BF16;
     if (d_pad == 64)
-        return bf16 ? sa_quant_run<true, 64>(p, w, ws, with_q, stream)
-                    : sa_quant_run<false, 64>(p, w, ws, with_q, stream);
-    return bf16 ? sa_quant_run<true, 128>(p, w, ws, with_q, stream)
-                : sa_quant_run<false, 128>(p, w, ws, with_q, stream);
+        return bf16 ? sa_quant_run<true, 64>(p, w, ws, with_q, pdl, stream)
+                    : sa_quant_run<false, 64>(p, w, ws, with_q, pdl, stream);
+    return bf16 ? sa_quant_run<true, 128>(p, w, ws, with_q, pdl, stream)
+                : sa_quant_run<false, 128>(p, w, ws, with_q, pdl, stream);
 }

@@ -429,6 +429,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         /* ---- producer ---- */
         sa_wg_regs_dec<C::PRODUCER_REGS>();
         if (tid == 0) {
+            sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */
             int it = 0, nt = 0;
             for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++nt) {
                 const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
@@ -466,6 +467,10 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 
     /* ---- consumers ---- */
     sa_wg_regs_inc<C::CONSUMER_REGS>();
+    /* SA_PDL: the pre-pass's output (Q's scales, V's for the epilogue) and O's writes wait for
+     * it; a consumer quantizing Q from the caller's tensor waits after that */
+    if (!(C::QFUSE && a.q_src))
+        sa_pdl_wait();
     const int c = wg - 1, warp = (tid / 32) % 4, lane = tid % 32;
     const int g = lane / 4, tq = lane % 4;
     /* Ping-pong: consumer c issues its wgmma batch after barrier 1 + c, then lets c + 1 go. */
@@ -575,6 +580,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         uint32_t qa[D / 32][4];
         if (C::QFUSE && a.q_src) {
             sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+            sa_pdl_wait();
         } else {
             sa_mbar_wait(qfull, nt & 1);
             /* offset(row, byte) with row = 16 warp + 8 (i & 1) + g, byte = 32 kk + 16 (i >> 1)

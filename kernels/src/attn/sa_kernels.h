@@ -71,7 +71,52 @@ struct sa_launch_cfg {
     cudaStream_t stream;
     bool probe; /* nothing runs: the result says whether the library holds code for the device */
     struct sageattn_context *ctx; /* the device's limits and kernel record; NULL: ask the driver */
+    bool pdl; /* launched as a programmatic dependent of the pre-pass (sa_launch_k) */
 };
+
+/* Programmatic dependent launch (int8-fp8-wgmma's call, SA_PDL): each kernel of the call after
+ * its first is launched while its predecessor still runs; it waits (griddepcontrol.wait: the
+ * predecessor complete, its writes visible) before it reads anything the call wrote or writes
+ * anything the call reads, and each pre-pass kernel lets its dependent launch once all its own
+ * blocks have started (griddepcontrol.launch_dependents). The chain is transitive: a kernel's
+ * predecessor completed only after its own wait, so every earlier kernel of the call has too.
+ * Without the launch attribute both instructions do nothing; before sm_90 they are left out. */
+#ifdef __CUDACC__
+__device__ __forceinline__ void sa_pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void sa_pdl_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+/* kernel<<<grid, block, smem, stream>>>(args), as a programmatic dependent of the stream's
+ * previous kernel when pdl. */
+template <typename... P, typename... A>
+static inline void sa_launch_k(bool pdl, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                               cudaStream_t stream, const A &...args)
+{
+    if (!pdl) {
+        kernel<<<grid, block, smem, stream>>>(args...);
+        return;
+    }
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&cfg, kernel, args...); /* errors: cudaGetLastError, as <<<>>> */
+}
+#endif
 
 /* Attention kernels, one function per mode (attn_<mode>.cu); each dispatches on the padded
  * head dim and the dtype. */
@@ -96,9 +141,10 @@ cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const struct sa
  * pre-pass leaves Q out and the kernel gets sa_attn_args.q_src). */
 int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad);
 
-/* Pre-pass launchers (quant.cu); with_q 0: Q is left to the attention kernel. */
+/* Pre-pass launchers (quant.cu); with_q 0: Q is left to the attention kernel; pdl: every kernel
+ * after the first launched as a programmatic dependent (sa_launch_k). */
 cudaError_t sa_quant_launch(const struct sa_problem *p, int d_pad, const struct sa_ws_layout *w,
-                            char *ws, int with_q, cudaStream_t stream);
+                            char *ws, int with_q, bool pdl, cudaStream_t stream);
 /* The head dim the kernels use for p: p->d_pad, or 128 when the build left 64 out. */
 int sa_kernel_dpad(const struct sa_problem *p);
 
