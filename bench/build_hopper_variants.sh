@@ -59,10 +59,10 @@ shift
 # the warp-specialized kernel runs: d64pair2k) and never (d64nopair: round 26's landed):
 # h200-d63ffd1-hopper27-variants.md (the landed rule since: without a causal mask only).
 # Round 28: the call's kernels after the first launched as programmatic dependents (pdl:
-# SA_PDL=1, the pre-pass and launch code too).
+# SA_PDL=1, the pre-pass and launch code too; landed then had SA_PDL=0): h200-74d0a2a-pdl28.md,
+# the default since.
 all_variants=(
     "landed|"
-    "pdl|-DSA_PDL=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

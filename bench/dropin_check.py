@@ -17,6 +17,9 @@ reference (cosine, rel-L1 = sum|o-r| / sum|r|, non-finite count):
   lse      return_lse against the reference's natural-log LSE (float32 [B, H, Lq])
   varlen   sageattn_varlen with cu_seqlens, GQA, causal
   stream   the call runs on torch's current stream (a side stream with queued work before it)
+  graph    a call captured in a CUDA graph and replayed on new inputs equals the eager call bit
+           for bit (int8-fp8-wgmma's kernels are programmatic dependents: the capture keeps the
+           edges), full and causal
   compile  torch.compile(fullgraph=True) of a module that calls sageattn on NHD views (the first
            call of the package in the process, then a second sequence length), vs eager
   comfyui  ComfyUI's attention_sage loop (views, try/except fallback) on diffusion shapes: 0
@@ -60,7 +63,7 @@ PACKAGE_ENV = ("SAGEATTENTION_MODE", "SAGEATTENTION_WORKSPACE_LIMIT_MB", CHECK_F
 # compile runs before any eager call, so that the package's first call is inside torch.compile
 # (as with KJNodes' allow_compile).
 SECTIONS = ["import", "compile", "matrix", "gqa", "odd", "lqlk", "hdim", "mask", "lse", "varlen",
-            "stream", "comfyui", "speed", "memory"]
+            "stream", "graph", "comfyui", "speed", "memory"]
 
 # ---------------------------------------------------------------------------------------------
 # Accuracy bars: what each computation path must meet against the fp64 reference, per input
@@ -798,6 +801,50 @@ class Run:
         self.results["sections"]["stream"] = out
         self.log("stream  side-stream call vs default-stream call max|diff| %s  %s" % (
             out.get("max_abs_vs_default_stream"), "ok" if out["ok"] else "FAIL"))
+
+    def sec_graph(self):
+        """A call captured in a CUDA graph (torch.cuda.graph), replayed after new Q, K, V are
+        copied into the captured tensors, must give what the same call gives eagerly, bit for
+        bit: every kernel of the call is in the graph, in order (with SAGEATTENTION_LIBRARY's
+        int8-fp8-wgmma, as programmatic dependents of each other), none reads stale inputs."""
+        torch = self.torch
+        out = {"kind": "measured", "cases": []}
+        try:
+            for causal in (False, True):
+                shape = (1, 8, 8, 1000, 1000, 128, "float16", "HND")
+                sq, sk, sv = (x.clone() for x in self.make_qkv(*shape, seed=950))
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):  # warm-up outside the capture (workspace, flags)
+                    self.sa.sageattn(sq, sk, sv, tensor_layout="HND", is_causal=causal)
+                torch.cuda.current_stream().wait_stream(side)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    so = self.sa.sageattn(sq, sk, sv, tensor_layout="HND", is_causal=causal)
+                for seed in (951, 952):
+                    q, k, v = self.make_qkv(*shape, seed=seed)
+                    sq.copy_(q)
+                    sk.copy_(k)
+                    sv.copy_(v)
+                    g.replay()
+                    want = self.sa.sageattn(q, k, v, tensor_layout="HND", is_causal=causal)
+                    torch.cuda.synchronize()
+                    out["cases"].append({"causal": causal, "seed": seed,
+                                         "equal": bool(torch.equal(so, want)),
+                                         "max_abs": float((so.double() - want.double())
+                                                          .abs().max())})
+                del g
+            out["ok"] = all(c["equal"] for c in out["cases"])
+        except Exception as e:
+            out["error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
+            out["ok"] = False
+        if not out["ok"]:
+            self.fail("graph", json.dumps(out))
+        self.results["sections"]["graph"] = out
+        self.log("graph   CUDA graph replays vs eager calls: %s  %s" % (
+            " ".join("%s/%d %s" % ("causal" if c["causal"] else "full", c["seed"],
+                                   "equal" if c["equal"] else "max|diff| %g" % c["max_abs"])
+                     for c in out["cases"]), "ok" if out["ok"] else "FAIL"))
 
     def sec_compile(self):
         torch = self.torch
@@ -1758,6 +1805,8 @@ def main():
         summary.append("torch.compile fullgraph: %s" % ("ok" if secs["compile"]["ok"] else "FAIL"))
     if "stream" in secs:
         summary.append("current stream: %s" % ("ok" if secs["stream"]["ok"] else "FAIL"))
+    if "graph" in secs:
+        summary.append("CUDA graph capture: %s" % ("ok" if secs["graph"]["ok"] else "FAIL"))
     if "speed" in secs:
         for e in secs["speed"]["rows"]:
             v = e.get("vs_raw", {}).get("sageattn (HND)", {})
