@@ -571,6 +571,36 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 r.sum[1] = fmaf(r.sum[1], al[1], ot[NO * 4 + 2]);
             }
         };
+        /* The held tile accumulator (ot: O itself where SA_HW_FOLDN is 0), its last P·V waited
+         * for, brought to the new max by alpha; with SA_HW_ROWSUM_SEP that P's row sums added
+         * first; O's factor alpha_prev follows. CARRY (ot carries earlier tiles): lazily, as
+         * SA_HW_LAZY_RESCALE says; else only where a row moved. */
+        auto rescale_held = [&](const float(&alpha)[2], float(&alpha_prev)[2], auto carry_c) {
+            constexpr bool CARRY = decltype(carry_c)::value;
+#pragma unroll
+            for (int i = 0; i < C::OT; ++i)
+                sa_wg_touch(ot[i]);
+            if constexpr (CARRY && SA_HW_LAZY_RESCALE) {
+                if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+                    for (int i = 0; i < C::OT; ++i)
+                        sa_wg_scale(ot[i], alpha[(i >> 1) & 1]);
+                }
+            } else if (CARRY || alpha[0] != 1.0f || alpha[1] != 1.0f) {
+#pragma unroll
+                for (int i = 0; i < C::OT; ++i)
+                    ot[i] *= alpha[(i >> 1) & 1];
+            }
+            if constexpr (C::ROWSUM_SEP) { /* P(j-1)'s sums, then to tile j's max */
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    sa_wg_touch(ls[i]);
+                r.sum[0] = (r.sum[0] + ls[0]) * alpha[0];
+                r.sum[1] = (r.sum[1] + ls[2]) * alpha[1];
+            }
+            alpha_prev[0] *= alpha[0]; /* O's factor to tile j's max */
+            alpha_prev[1] *= alpha[1];
+        };
 
 #if SA_HW_QREG
         /* The A fragment (mma.sync m16n8k32 layout, as P's): a0/a1 rows g/g+8, bytes
@@ -691,7 +721,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                  * issued, the softmax under P·V, then O (the carried accumulator) brought to the
                  * new max, as the one-stage loop's FOLDN 0 form. */
                 auto step = [&](int s0, int p0, int p1, auto carry_c, auto set_bias_c) {
-                    constexpr bool CARRY = decltype(carry_c)::value;
                     if (!decltype(set_bias_c)::value) { /* SA_HW_BIAS_PRELOAD */
                         sa_hw_bias_load(acc[0], sQ + C::BIAS_OFF);
                         sa_hw_bias_load(acc[1], sQ + C::BIAS_OFF);
@@ -708,27 +737,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     softmax2(pn, alpha, s0, s0 + 1, 2);
                     sa_wg_wait<0>();
                     keep_and_release(p0, p1);
-#pragma unroll
-                    for (int i = 0; i < C::OT; ++i)
-                        sa_wg_touch(ot[i]);
-                    if constexpr (CARRY) {
-                        if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
-#pragma unroll
-                            for (int i = 0; i < C::OT; ++i)
-                                sa_wg_scale(ot[i], alpha[(i >> 1) & 1]);
-                        }
-                    } else if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
-#pragma unroll
-                        for (int i = 0; i < C::OT; ++i)
-                            ot[i] *= alpha[(i >> 1) & 1];
-                    }
-#pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        sa_wg_touch(ls[i]);
-                    r.sum[0] = (r.sum[0] + ls[0]) * alpha[0];
-                    r.sum[1] = (r.sum[1] + ls[2]) * alpha[1];
-                    alpha_prev[0] *= alpha[0];
-                    alpha_prev[1] *= alpha[1];
+                    rescale_held(alpha, alpha_prev, carry_c);
 #pragma unroll
                     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
@@ -824,29 +833,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                                                     a, diag, need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
-#pragma unroll
-                        for (int i = 0; i < C::OT; ++i)
-                            sa_wg_touch(ot[i]);
-                        if constexpr (CARRY && SA_HW_LAZY_RESCALE) {
-                            if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
-#pragma unroll
-                                for (int i = 0; i < C::OT; ++i)
-                                    sa_wg_scale(ot[i], alpha[(i >> 1) & 1]);
-                            }
-                        } else if (CARRY || alpha[0] != 1.0f || alpha[1] != 1.0f) {
-#pragma unroll
-                            for (int i = 0; i < C::OT; ++i)
-                                ot[i] *= alpha[(i >> 1) & 1];
-                        }
-                        if constexpr (C::ROWSUM_SEP) { /* P(j-1)'s sums, then to tile j's max */
-#pragma unroll
-                            for (int i = 0; i < 4; ++i)
-                                sa_wg_touch(ls[i]);
-                            r.sum[0] = (r.sum[0] + ls[0]) * alpha[0];
-                            r.sum[1] = (r.sum[1] + ls[2]) * alpha[1];
-                        }
-                        alpha_prev[0] *= alpha[0]; /* O's factor to tile j's max */
-                        alpha_prev[1] *= alpha[1];
+                        rescale_held(alpha, alpha_prev, carry_c);
                     } else {
                         fold(alpha_prev);
                         alpha_prev[0] = alpha[0];
