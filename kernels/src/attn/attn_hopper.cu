@@ -743,7 +743,7 @@ static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
     else if (l->probe) /* the code check: both kernels are in the library */
         return sa_hopper_run_ws<D, BF16>(a, l);
     else if (sa_hopper_uses_ws(D, a->lkv)) {
-        if constexpr (D == 64) /* SA_HW_PAIR's form (three consumers): see its threshold */
+        if constexpr (D == 64 && sa_hw_pair_possible<D>()) /* SA_HW_PAIR's form: its threshold */
             if (a->lkv >= SA_HW_D64_PAIR_MIN_KV && !a->causal)
                 return sa_hopper_run_ws<D, BF16, true>(a, l);
         return sa_hopper_run_ws<D, BF16>(a, l);

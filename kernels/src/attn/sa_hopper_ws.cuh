@@ -216,6 +216,19 @@
 #define SA_HW_NC64 (SA_HW_PAIR64 ? 3 : 4)
 #endif
 
+/* Whether the other switches leave the SA_HW_PAIR form buildable at head dim D: it is a form of
+ * the default loop (P·V in O, row sums by their own wgmma, lazy rescale, Q in registers, one
+ * tile per block). A variant build that changes those (older rounds' switches) keeps D=64 in
+ * the one-stage form instead of failing to compile. */
+template <int D> constexpr bool sa_hw_pair_possible()
+{
+    return (D == 128 ? SA_HW_FOLDN128 : SA_HW_FOLDN64) == 0 && SA_HW_ROWSUM_SEP &&
+           SA_HW_ROWSUM_MMA && SA_HW_LAZY_RESCALE && SA_HW_OVERLAP && SA_HW_QREG &&
+           !SA_HW_PINGPONG && !SA_HW_PERSIST &&
+           !(D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64) && !SA_H_KGROUP &&
+           SA_HW_STAGES >= 4;
+}
+
 /* PAIR_K: the SA_HW_PAIR form whatever the switches say (D=64 from SA_HW_D64_PAIR_MIN_KV keys). */
 template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int NC = PAIR_K ? (D == 128 ? 2 : 3) : D == 128 ? SA_HW_NC128 : SA_HW_NC64;
@@ -262,9 +275,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static_assert(FOLDN != 0 || !SA_HW_ROWSUM_MMA || ROWSUM_SEP,
                   "SA_HW_FOLDN 0 needs SA_HW_ROWSUM_SEP (or SA_HW_ROWSUM_MMA 0)");
     static_assert(CTAS * (SMEM_BYTES + 1024) <= 228 * 1024, "CTAS blocks fit an SM (H100/H200)");
-    static_assert(!PAIR || (FOLDN == 0 && ROWSUM_SEP && SA_HW_LAZY_RESCALE && SA_HW_OVERLAP &&
-                            SA_HW_QREG && !PINGPONG && !SA_HW_PERSIST && !FOLD_IN_EXP &&
-                            !SA_H_KGROUP && STAGES >= 4),
+    static_assert(!PAIR || sa_hw_pair_possible<D>(),
                   "SA_HW_PAIR is a form of the default loop (P·V in O, row sums by their own "
                   "wgmma, lazy rescale, Q in registers, one tile per block)");
     static_assert(PRODUCER_REGS + NC * CONSUMER_REGS <= (NC + 1) * ENTRY_REGS,
