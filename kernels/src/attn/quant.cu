@@ -199,8 +199,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS,
                     float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
                     float *vmean, float v_max)
 {
-    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
-    sa_pdl_launch_dependents();
+    sa_pdl_enter();
     constexpr int TPR = DP / 8;
     constexpr int RPI = SA_PRE_THREADS / TPR;
     __shared__ float red[SMOOTH ? 4 : 2][RPI][DP];
@@ -268,8 +267,7 @@ __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpa
                                    const float *vpart, const float *vmin, const float *vsum,
                                    float *km, float *vscale, float *vmean, float v_max)
 {
-    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
-    sa_pdl_launch_dependents();
+    sa_pdl_enter();
     const int bh = blockIdx.x, c = threadIdx.x;
     float s = 0.0f, m = vmean ? -INFINITY : 0.0f, n = INFINITY, sv = 0.0f;
     for (int i = 0; i < nchunk; ++i) {
@@ -479,8 +477,7 @@ template <bool BF16, int DP, bool FULL>
 __global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     sa_rowquant_kernel(const sa_rowquant_args q, const sa_rowquant_args k, int q_bh)
 {
-    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
-    sa_pdl_launch_dependents();
+    sa_pdl_enter();
     constexpr int ROWS = sa_rq_block_rows<DP>();
     const int bx = blockIdx.x, by = blockIdx.y;
     if (by < q_bh) {
@@ -511,8 +508,7 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_PRE_THREADS) sa_kquant_grouped_kernel(const sa_rowquant_args k)
 {
-    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
-    sa_pdl_launch_dependents();
+    sa_pdl_enter();
     constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, PASSES = SA_CTA_K / RPP;
     constexpr int GROUPS = SA_CTA_K / SA_H_KGROUP_KEYS;
     static_assert(GROUPS == 4 && SA_CTA_K % RPP == 0, "four lane-quad groups per 64-key tile");
@@ -735,8 +731,7 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
                    const float *vmean, unsigned char *vt, int core_order)
 {
-    sa_pdl_wait(); /* the call's previous kernel (sa_launch_k) */
-    sa_pdl_launch_dependents();
+    sa_pdl_enter();
     const int bh = blockIdx.y;
     sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, vt,
                                     core_order);
@@ -804,9 +799,8 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     /* the statistics kernel is the call's first (launched after whatever the stream ran before);
      * every later one may be a programmatic dependent */
     if (w->nchunk > 1)
-        sa_launch_k(pdl, sa_finalize_kernel, bhk, DP, 0, stream, (int)DP, w->nchunk, p->lkv,
-                    (const float *)kpart, (const float *)vpart, (const float *)vmin,
-                    (const float *)vsum, km, vscale, vmean, v_max);
+        sa_launch_k(pdl, sa_finalize_kernel, bhk, DP, 0, stream, DP, w->nchunk, p->lkv, kpart,
+                    vpart, vmin, vsum, km, vscale, vmean, v_max);
 
     constexpr int RPB = sa_rq_block_rows<DP>(); /* rows per block */
     sa_rowquant_args q = {};
@@ -861,13 +855,11 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         if constexpr (SA_WITH_HOPPER) {
             if (smooth)
                 sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, true>, grid, T, 0, stream, vv, p->hkv,
-                            p->lkv, w->lk_pad, p->d, (const float *)vscale, (const float *)vmean,
-                            vt, core);
+                            p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
         }
         if (!smooth)
             sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, false>, grid, T, 0, stream, vv, p->hkv,
-                        p->lkv, w->lk_pad, p->d, (const float *)vscale, (const float *)nullptr, vt,
-                        core);
+                        p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
     }
     return cudaGetLastError();
 }

@@ -94,6 +94,13 @@ __device__ __forceinline__ void sa_pdl_launch_dependents()
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
 }
+/* A pre-pass kernel's start: the call's previous kernel complete, then the next one free to
+ * launch (once every block of this one has started). */
+__device__ __forceinline__ void sa_pdl_enter()
+{
+    sa_pdl_wait();
+    sa_pdl_launch_dependents();
+}
 /* kernel<<<grid, block, smem, stream>>>(args), as a programmatic dependent of the stream's
  * previous kernel when pdl. */
 template <typename... P, typename... A>
