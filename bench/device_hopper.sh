@@ -10,8 +10,8 @@
 # shapes. Then the table and the best correct variant (bench/hopper_variants_summary.py), and,
 # while BUDGET_S (default 330) lasts: compute-sanitizer memcheck over the small accuracy cases
 # (best), ncu of the landed kernel and of the best one at D=128 L=16K with per-instruction stall
-# samples (the SASS source page as CSV), racecheck (best; SANITIZE=<name> picks another). Writes $OUT/summary.txt, $OUT/gpu.txt
-# and $OUT/logs.tgz (every log, JSON and CSV).
+# samples (the SASS source page as CSV), racecheck (best; SANITIZE=<name> picks another).
+# Writes $OUT/summary.txt, $OUT/gpu.txt and $OUT/logs.tgz (every log, JSON and CSV).
 # Since round 3 the landed kernel itself quantizes Q at D=128 in calls without an LSE: a first
 # variant run with the LSE output is run again without it (<first>_nolse: accuracy only, judged
 # against the LSE run), memcheck of the best covers both paths when it is the first, and
