@@ -61,8 +61,19 @@ shift
 # Round 28: the call's kernels after the first launched as programmatic dependents (pdl:
 # SA_PDL=1, the pre-pass and launch code too; landed then had SA_PDL=0): h200-74d0a2a-pdl28.md,
 # the default since.
+# Round 29: the per-block code at short lengths (ncu at D=128 L=1K, round 18: Q's quantization
+# 11 %, the peeled first steps 9 %, the epilogue 18 % of the consumers' warp samples): a head's
+# partial block at its first rows (calign: SA_HW_Q_ALIGN_END=1, causal: 1 key tile instead of
+# all), the epilogue without column checks where head_dim is D and its non-finite test on the
+# floats (epif: SA_H_EPI_FAST=1), Q's quantization by the pre-pass's byte rounding and a
+# four-chain absmax (qff: SA_H_QF_FAST=1), and all three (all3). Each keeps O, the LSE and the
+# flag bit for bit (bench/prepass_same.py).
 all_variants=(
     "landed|"
+    "calign|SA_HW_Q_ALIGN_END=1"
+    "epif|SA_H_EPI_FAST=1"
+    "qff|SA_H_QF_FAST=1"
+    "all3|SA_HW_Q_ALIGN_END=1 SA_H_EPI_FAST=1 SA_H_QF_FAST=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

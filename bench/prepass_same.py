@@ -6,11 +6,12 @@ python3 bench/prepass_same.py --lib-a A/libsageattn.so --lib-b B/libsageattn.so 
 
 Made to check a change of the pre-pass (kernels/src/attn/quant.cu) that must keep every bit: both
 libraries run the same inputs in one process (each through its own handle), and per call this
-compares O, the LSE and the whole workspace the call left behind (zeroed before each call, so the
-bytes no kernel writes compare equal): K mean, V scales, int8 Q/K and their scales, the E4M3 Vᵀ
-and the LSE's q·k̄ term, in the order each mode stores them. Every int8 mode the GPU runs, over
-fp16/bf16, D 17/40/64/96/100/128 (17 and 100 in padded storage: a channel chunk cut by d),
-HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or not, with and without the LSE.
+compares O, the LSE, the non-finite flag (ABI 1.2) and the whole workspace the call left behind
+(zeroed before each call, so the bytes no kernel writes compare equal): K mean, V scales, int8
+Q/K and their scales, the E4M3 Vᵀ and the LSE's q·k̄ term, in the order each mode stores them.
+Every int8 mode the GPU runs, over fp16/bf16, D 17/40/64/96/100/128 (17 and 100 in padded
+storage: a channel chunk cut by d), HND/NHD, GQA, lengths 1..4113 (Lq = Lkv and not), causal or
+not, with and without the LSE.
 Exit 1 when any finite case differs (non-finite inputs are reported apart). int8-fp8-wgmma where
 it smooths V (sa_smooth_v) is not compared unless --compare-smoothed (for two builds that both
 smooth V): the reference pre-pass of the rewrite (quant.cu before it, bench/prepare_prepass.sh)
@@ -23,6 +24,7 @@ source in both, so the difference is the pre-pass (cases where int8-fp8-wgmma sm
 marked). --modes limits both parts to the modes listed.
 """
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -101,7 +103,8 @@ def padded(t, d):
 
 
 def run_one(sa, q, k, v, layout, causal, mode, want_lse):
-    """One call with a zeroed workspace; returns O, the LSE (or None) and the workspace bytes."""
+    """One call with a zeroed workspace and the non-finite flag (ABI 1.2); returns O, the LSE (or
+    None), the workspace bytes and the flag."""
     o = torch.full_like(q, float("nan"))
     if q.shape[-1] % 8:
         o = padded(o, q.shape[-1])
@@ -113,8 +116,13 @@ def run_one(sa, q, k, v, layout, causal, mode, want_lse):
     p = sa.params(q, k, v, o, layout, causal, mode, lse)
     ws, n = sa.workspace(p)
     ws.zero_()
-    sa.run(p)
-    return o, lse, ws[:n].clone()
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    p12 = sa.params12(p, sa.context(torch.cuda.current_device()), flag.data_ptr())
+    st = sa.run_any(ctypes.byref(p12), ctypes.c_void_p(ws.data_ptr()), ws.numel(),
+                    ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+    if st != 0:
+        raise RuntimeError("sageattn_run: %d %s" % (st, sa.error()))
+    return o, lse, ws[:n].clone(), flag
 
 
 def first_diff(a, b):
@@ -179,20 +187,21 @@ def compare(sa_a, sa_b, quick, log, compare_smoothed=False, only=None):
                     ran[mode] += 1
                     if ea or eb:
                         r = {"case": name, "o": False, "lse": False, "workspace": False,
-                             "error_a": ea, "error_b": eb}
+                             "flag": False, "error_a": ea, "error_b": eb}
                     else:
-                        (oa, la, wa), (ob, lb, wb) = ra, rb
+                        (oa, la, wa, fa), (ob, lb, wb, fb) = ra, rb
                         r = {"case": name, "o": same(oa, ob), "lse": same(la, lb),
-                             "workspace": same(wa, wb)}
+                             "workspace": same(wa, wb), "flag": same(fa, fb)}
                         if not r["workspace"] and wa.shape == wb.shape:
                             r["workspace_diff"] = first_diff(wa, wb)
-                    if not (r["o"] and r["lse"] and r["workspace"]):
+                    if not (r["o"] and r["lse"] and r["workspace"] and r["flag"]):
                         if kind == "nonfinite":
                             n_nonfinite_fail += 1
                         else:
                             n_fail += 1
-                        log("DIFF %s: o %s lse %s workspace %s %s%s" % (
-                            name, r["o"], r["lse"], r["workspace"], r.get("workspace_diff", ""),
+                        log("DIFF %s: o %s lse %s workspace %s flag %s %s%s" % (
+                            name, r["o"], r["lse"], r["workspace"], r["flag"],
+                            r.get("workspace_diff", ""),
                             " errors: %s | %s" % (ea, eb) if ea or eb else ""))
                     results.append(r)
         del q, k, v

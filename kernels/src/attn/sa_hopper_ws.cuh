@@ -166,6 +166,17 @@
 #ifndef SA_HW_CAUSAL_TRIM
 #define SA_HW_CAUSAL_TRIM 1
 #endif
+/* Where a head's partial block goes when lq is not a multiple of a block's rows (64·NC): 0 at
+ * the end (its chunks are the last rows; the other consumers' rows lie past lq), 1 at the start:
+ * block tiles end at Q's last 64-row chunk, so the partial block holds the first rows and its
+ * missing chunks lie before row 0. With a causal mask the first rows see the fewest keys: at
+ * D=128 (192-row blocks) L=1K the partial block runs 1 key tile instead of 16, L=4K 1 instead of
+ * 64; each full block runs one tile more. Without a mask the work is the same either way. Each
+ * row's keys and their order are unchanged, so O and the LSE are the same bit for bit. Needs
+ * SA_HW_CAUSAL_TRIM (the idle consumers). */
+#ifndef SA_HW_Q_ALIGN_END
+#define SA_HW_Q_ALIGN_END 0
+#endif
 /* Blocks per SM at D=128: 1 (the consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings): the second form hides one block's start
  * and end behind the other block's work, which one block per SM cannot; it was the default from
@@ -269,6 +280,8 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static_assert(!BIAS_PRELOAD || (SA_HW_QREG && SA_HW_OVERLAP),
                   "SA_HW_BIAS_PRELOAD is a form of the overlapped loop with Q in registers");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
+    static_assert(!SA_HW_Q_ALIGN_END || SA_HW_CAUSAL_TRIM,
+                  "SA_HW_Q_ALIGN_END: consumers whose rows lie before row 0 idle as trimmed ones");
     static_assert(!(SA_HW_CAUSAL_TRIM && PINGPONG),
                   "SA_HW_CAUSAL_TRIM: a consumer that stops early would break the issue ring");
     /* round 9: ones columns carried in O's FP8 accumulator across 16K keys, rel-L1 0.32 */
@@ -381,7 +394,10 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
     const int x = t % nq, rest = t / nq;
     w.h = rest % a.hq;
     w.b = rest / a.hq;
-    w.q0 = (nq - 1 - x) * ROWS;
+    if (SA_HW_Q_ALIGN_END) /* the first block may start before row 0 (by up to NC - 1 chunks) */
+        w.q0 = ((a.lq + 63) / 64 - (x + 1) * (ROWS / 64)) * 64;
+    else
+        w.q0 = (nq - 1 - x) * ROWS;
     w.n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
     if (a.causal) {
         const int last_key = min(w.q0 + ROWS, a.lq) - 1 + (a.lkv - a.lq);
@@ -452,10 +468,14 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 if (!C::QFUSE || !a.q_src) { /* else the consumers quantize Q */
                     if (nt > 0)
                         sa_mbar_wait(qempty, (nt - 1) & 1);
-                    const int chunks = min(NC, (a.lq_pad - w.q0) / 64);
+                    /* SA_HW_Q_ALIGN_END: chunks before row 0 are not copied (their consumer
+                     * idles) */
+                    const int skip = SA_HW_Q_ALIGN_END && w.q0 < 0 ? -w.q0 / 64 : 0;
+                    const int q0 = w.q0 + 64 * skip;
+                    const int chunks = min(NC - skip, (a.lq_pad - q0) / 64);
                     sa_mbar_expect_tx(qfull, chunks * 64 * D);
-                    sa_bulk_g2s(sQ, (const char *)a.q + (bh * a.lq_pad + w.q0) * D, chunks * 64 * D,
-                                qfull);
+                    sa_bulk_g2s(sQ + skip * 64 * D, (const char *)a.q + (bh * a.lq_pad + q0) * D,
+                                chunks * 64 * D, qfull);
                 }
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
@@ -522,7 +542,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
-        const int q0c = w.q0 + 64 * c;
+        /* SA_HW_Q_ALIGN_END: rows before row 0 are treated as rows past lq (read as zeros, never
+         * stored, no key tiles) */
+        const int q0c = SA_HW_Q_ALIGN_END && w.q0 + 64 * c < 0 ? a.lq : w.q0 + 64 * c;
 #if SA_HW_CAUSAL_TRIM
         /* This consumer's own key tiles: none when its rows all lie past lq; causal, up to its
          * rows' diagonal (the block's n_kt covers its last consumer's rows, up to NC - 1 tiles
