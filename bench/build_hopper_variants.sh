@@ -70,10 +70,10 @@ shift
 # flag bit for bit (bench/prepass_same.py).
 all_variants=(
     "landed|"
-    "calign|SA_HW_Q_ALIGN_END=1"
-    "epif|SA_H_EPI_FAST=1"
-    "qff|SA_H_QF_FAST=1"
-    "all3|SA_HW_Q_ALIGN_END=1 SA_H_EPI_FAST=1 SA_H_QF_FAST=1"
+    "calign|-DSA_HW_Q_ALIGN_END=1"
+    "epif|-DSA_H_EPI_FAST=1"
+    "qff|-DSA_H_QF_FAST=1"
+    "all3|-DSA_HW_Q_ALIGN_END=1 -DSA_H_EPI_FAST=1 -DSA_H_QF_FAST=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
