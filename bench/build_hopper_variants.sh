@@ -67,13 +67,10 @@ shift
 # all), the epilogue without column checks where head_dim is D and its non-finite test on the
 # floats (epif: SA_H_EPI_FAST=1), Q's quantization by the pre-pass's byte rounding and a
 # four-chain absmax (qff: SA_H_QF_FAST=1), and all three (all3). Each keeps O, the LSE and the
-# flag bit for bit (bench/prepass_same.py).
+# flag bit for bit (bench/prepass_same.py): h200-cf95d94-hopper29-variants.md (calign and qff
+# the default since; the SA_H_EPI_FAST and SA_H_QF_FAST switches gone from the source).
 all_variants=(
     "landed|"
-    "calign|-DSA_HW_Q_ALIGN_END=1"
-    "epif|-DSA_H_EPI_FAST=1"
-    "qff|-DSA_H_QF_FAST=1"
-    "all3|-DSA_HW_Q_ALIGN_END=1 -DSA_H_EPI_FAST=1 -DSA_H_QF_FAST=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

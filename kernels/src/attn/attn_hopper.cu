@@ -34,23 +34,6 @@
 #ifndef SA_H_QFUSE
 #define SA_H_QFUSE 1
 #endif
-/* The epilogue's column checks and non-finite test. 0: every column checked against head_dim,
- * the flag from each stored 16-bit value's exponent bits (two tests per 32-bit store). 1: a copy
- * without column checks where head_dim is D, and the flag from the float before rounding:
- * !(|x| < T), T the least magnitude that rounds to infinity (fp16 65520, bf16 0x7F7F8000), which
- * holds for exactly the values the exponent test flags, NaN included (one compare each). */
-#ifndef SA_H_EPI_FAST
-#define SA_H_EPI_FAST 0
-#endif
-/* Q's quantization in the kernel (sa_h_quantize_q_rows). 0: the row's absmax as one chain of 64
- * (D=128) dependent maxima and every byte by F2I and a clamp. 1: the absmax as four chains (max is
- * exact in any order: the same value), the bytes as the pre-pass's row quantizer makes them
- * (sa_rint_byte: one FADD and one FMNMX, the same bytes, F2I kept for the rows whose inverse scale
- * is infinite). ncu at D=128 L=1K (round 18): a tenth of the consumers' warp samples sat in this
- * code, F2I running at 16 per clock per SM. */
-#ifndef SA_H_QF_FAST
-#define SA_H_QF_FAST 0
-#endif
 /* Test hook for the descriptor's two offsets (kernels/ALGORITHM.md): 1 swaps them. */
 #ifndef SA_H_SWAP_LBO_SBO
 #define SA_H_SWAP_LBO_SBO 0
@@ -135,10 +118,10 @@ struct sa_h_rows {
  * batched, two (one batch of all 16 chunks makes ptxas spill in the warp-specialized kernel).
  * The workspace holds D of each per head, so the loads need no channel bound. (Copying them into
  * shared memory by the producer instead measured no faster: round 21, `epismem`.) */
-template <int D, bool BF16, bool QUAD_SUM, bool FULL>
-__device__ __forceinline__ void sa_h_epilogue_cols(const sa_attn_args &a, const float (&o)[D / 2],
-                                                   const sa_h_rows &r, int b, int h, size_t bh,
-                                                   size_t bhk, int tq_col, int tq, int lane)
+template <int D, bool BF16, bool QUAD_SUM>
+__device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2],
+                                              const sa_h_rows &r, int b, int h, size_t bh,
+                                              size_t bhk, int tq_col, int tq, int lane)
 {
     constexpr int NO = D / 8; /* n8 chunks of O */
     char *ob = (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h) * 2;
@@ -187,7 +170,7 @@ __device__ __forceinline__ void sa_h_epilogue_cols(const sa_attn_args &a, const 
 #pragma unroll
             for (int i = 0; i < EPI_BATCH; ++i) {
                 const int nt = n0 + i, col = nt * 8 + 2 * tq_col;
-                if (!FULL && col >= a.d)
+                if (col >= a.d)
                     continue;
                 float x0 = o[nt * 4 + 2 * hh] * inv[hh] * vscale[i].x;
                 float x1 = o[nt * 4 + 2 * hh + 1] * inv[hh] * vscale[i].y;
@@ -196,18 +179,6 @@ __device__ __forceinline__ void sa_h_epilogue_cols(const sa_attn_args &a, const 
                     x1 += vmean[i].y;
                 }
                 const uint32_t packed = sa_pack2<BF16>(x0, x1);
-                if (SA_H_EPI_FAST) {
-                    /* the least magnitude that rounds to infinity */
-                    const float inf_from = BF16 ? __uint_as_float(0x7f7f8000u) : 65520.0f;
-                    nonfinite |= !(fabsf(x0) < inf_from);
-                    if (FULL || col + 1 < a.d) {
-                        *(uint32_t *)(orow + col * 2) = packed;
-                        nonfinite |= !(fabsf(x1) < inf_from);
-                    } else {
-                        *(uint16_t *)(orow + col * 2) = (uint16_t)(packed & 0xffffu);
-                    }
-                    continue;
-                }
                 const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
                 if (col + 1 < a.d) {
                     *(uint32_t *)(orow + col * 2) = packed;
@@ -221,16 +192,6 @@ __device__ __forceinline__ void sa_h_epilogue_cols(const sa_attn_args &a, const 
     }
     if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
         atomicExch(a.nonfinite, 1);
-}
-template <int D, bool BF16, bool QUAD_SUM>
-__device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float (&o)[D / 2],
-                                              const sa_h_rows &r, int b, int h, size_t bh,
-                                              size_t bhk, int tq_col, int tq, int lane)
-{
-    if (SA_H_EPI_FAST && a.d == D)
-        sa_h_epilogue_cols<D, BF16, QUAD_SUM, true>(a, o, r, b, h, bh, bhk, tq_col, tq, lane);
-    else
-        sa_h_epilogue_cols<D, BF16, QUAD_SUM, false>(a, o, r, b, h, bh, bhk, tq_col, tq, lane);
 }
 
 /* SA_H_KGROUP's one-FFMA exponent adds S's bias times the factor (about 6x the largest logit
@@ -501,32 +462,26 @@ __device__ __forceinline__ void sa_h_quantize_q_rows(const sa_attn_args &a, int 
                 x[kk][half][2] = sa_to_float<BF16>((uint16_t)(u.y & 0xffffu));
                 x[kk][half][3] = sa_to_float<BF16>((uint16_t)(u.y >> 16));
             }
-        float amax = 0.0f;
-        if (SA_H_QF_FAST) {
-            float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        /* the absmax as four chains of maxima (the same value as one chain: max is exact in
+         * any order; one chain of 64 dependent maxima at D=128 sat on the block's start) */
+        float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-            for (int kk = 0; kk < D / 32; ++kk)
+        for (int kk = 0; kk < D / 32; ++kk)
 #pragma unroll
-                for (int half = 0; half < 2; ++half)
+            for (int half = 0; half < 2; ++half)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        part[e] = fmaxf(part[e], fabsf(x[kk][half][e]));
-            amax = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
-        } else {
-#pragma unroll
-            for (int kk = 0; kk < D / 32; ++kk)
-#pragma unroll
-                for (int half = 0; half < 2; ++half)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        amax = fmaxf(amax, fabsf(x[kk][half][e]));
-        }
+                for (int e = 0; e < 4; ++e)
+                    part[e] = fmaxf(part[e], fabsf(x[kk][half][e]));
+        float amax = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
         amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
         amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
         if (amax == 0.0f)
             amax = 1.0f;
         const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-        if (SA_H_QF_FAST && inv != __int_as_float(0x7f800000)) { /* else amax < 127 / FLT_MAX */
+        /* The bytes as the pre-pass's row quantizer makes them (sa_rint_byte: one FADD and one
+         * FMNMX each instead of F2I, 16 per clock per SM, and a clamp); F2I and the clamp where
+         * inv is infinite (amax < 127 / FLT_MAX, bf16 only). */
+        if (inv != __int_as_float(0x7f800000)) {
 #pragma unroll
             for (int kk = 0; kk < D / 32; ++kk)
 #pragma unroll
@@ -537,22 +492,21 @@ __device__ __forceinline__ void sa_h_quantize_q_rows(const sa_attn_args &a, int 
                         q[e] = sa_rint_byte(__fmul_rn(x[kk][half][e], inv));
                     qa[kk][hh + 2 * half] = sa_pack_low_bytes(q[0], q[1], q[2], q[3]);
                 }
-            qs[hh] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.score_scale);
-            continue;
-        }
+        } else {
 #pragma unroll
-        for (int kk = 0; kk < D / 32; ++kk)
+            for (int kk = 0; kk < D / 32; ++kk)
 #pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                uint32_t w = 0;
+                for (int half = 0; half < 2; ++half) {
+                    uint32_t w = 0;
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int q =
-                        max(-127, min(127, __float2int_rn(__fmul_rn(x[kk][half][e], inv))));
-                    w |= (uint32_t)(q & 0xff) << (8 * e);
+                    for (int e = 0; e < 4; ++e) {
+                        const int q =
+                            max(-127, min(127, __float2int_rn(__fmul_rn(x[kk][half][e], inv))));
+                        w |= (uint32_t)(q & 0xff) << (8 * e);
+                    }
+                    qa[kk][hh + 2 * half] = w;
                 }
-                qa[kk][hh + 2 * half] = w;
-            }
+        }
         qs[hh] = __fmul_rn(__fdiv_rn(amax, SA_INT8_MAX), a.score_scale);
     }
 }
