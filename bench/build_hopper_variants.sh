@@ -69,14 +69,8 @@ shift
 # four-chain absmax (qff: SA_H_QF_FAST=1), and all three (all3). Each keeps O, the LSE and the
 # flag bit for bit (bench/prepass_same.py): h200-cf95d94-hopper29-variants.md (calign and qff
 # the default since; the SA_H_EPI_FAST and SA_H_QF_FAST switches gone from the source).
-# Round 30: int8-fp8-wgmma's pre-pass at D=128 without Q as one kernel whose items run in an
-# order that finds each head's K and V in L2 for their second read (SA_PRE_L2=1, quant.cu; l2:
-# groups of 12 MB of K and V, l2g6 and l2g24: 6 and 24 MB).
 all_variants=(
     "landed|"
-    "l2|-DSA_PRE_L2=1"
-    "l2g6|-DSA_PRE_L2=1 -DSA_PRE_L2_GROUP_BYTES=6291456.0"
-    "l2g24|-DSA_PRE_L2=1 -DSA_PRE_L2_GROUP_BYTES=25165824.0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -107,7 +101,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP* | *SA_VT_* | *SA_PRE_*) # the pre-pass's own switches
+    *SA_H_KGROUP* | *SA_VT_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;

@@ -2,7 +2,7 @@
 
 python3 bench/prepass_same.py --lib-a A/libsageattn.so --lib-b B/libsageattn.so [--quick]
                               [--json OUT.json] [--skip-timing] [--compare-smoothed]
-                              [--modes M1,M2] [--skip-sync]
+                              [--modes M1,M2]
 
 Made to check a change of the pre-pass (kernels/src/attn/quant.cu) that must keep every bit: both
 libraries run the same inputs in one process (each through its own handle), and per call this
@@ -161,16 +161,7 @@ def try_run(sa, *args):
         return None, str(e)[:160]
 
 
-def sync_bytes(mode, b, hkv):
-    """The workspace's last part in int8-fp8-wgmma calls: the fused pre-pass's ticket, per-head
-    counters and ready flags (src/attn/launch.cu, quant.cu's SA_PRE_L2), 256-byte aligned; a
-    build that runs the fused pre-pass leaves them counted, one that does not leaves zeros."""
-    if mode != "int8-fp8-wgmma":
-        return 0
-    return ((1 + 2 * b * hkv) * 4 + 255) // 256 * 256
-
-
-def compare(sa_a, sa_b, quick, log, compare_smoothed=False, only=None, skip_sync=False):
+def compare(sa_a, sa_b, quick, log, compare_smoothed=False, only=None):
     modes = [m for m in int8_modes(sa_a) if m in sa_b.modes and (not only or m in only)]
     ran = {m: 0 for m in modes}
     results = []
@@ -199,12 +190,6 @@ def compare(sa_a, sa_b, quick, log, compare_smoothed=False, only=None, skip_sync
                              "flag": False, "error_a": ea, "error_b": eb}
                     else:
                         (oa, la, wa, fa), (ob, lb, wb, fb) = ra, rb
-                        cut = sync_bytes(mode, q.shape[0], hkv) if skip_sync else 0
-                        if cut:  # a build without the part has a workspace shorter by it
-                            m = min(wa.numel(), wb.numel())
-                            if max(wa.numel(), wb.numel()) - m in (0, cut):
-                                m = m - cut if wa.numel() == wb.numel() else m
-                                wa, wb = wa[:m], wb[:m]
                         r = {"case": name, "o": same(oa, ob), "lse": same(la, lb),
                              "workspace": same(wa, wb), "flag": same(fa, fb)}
                         if not r["workspace"] and wa.shape == wb.shape:
@@ -285,9 +270,6 @@ def main():
                     help="compare int8-fp8-wgmma where it smooths V too (both builds smooth it)")
     ap.add_argument("--modes", help="comma-separated modes to compare and time (default: all)")
     ap.add_argument("--json", help="write every case's result here")
-    ap.add_argument("--skip-sync", action="store_true",
-                    help="leave out the fused pre-pass's counters (int8-fp8-wgmma's last "
-                         "workspace part) from the workspace comparison")
     args = ap.parse_args()
     if os.path.realpath(args.lib_a) == os.path.realpath(args.lib_b):
         sys.exit("prepass_same.py: --lib-a and --lib-b are the same file")
@@ -301,8 +283,7 @@ def main():
         args.lib_b, sa_b.lib.sageattn_built_archs().decode()))
     res = {"lib_a": args.lib_a, "lib_b": args.lib_b, "gpu": torch.cuda.get_device_name(0)}
     only = args.modes.split(",") if args.modes else None
-    res["same"] = compare(sa_a, sa_b, args.quick, log, args.compare_smoothed, only,
-                          args.skip_sync)
+    res["same"] = compare(sa_a, sa_b, args.quick, log, args.compare_smoothed, only)
     s = res["same"]
     log("bit-identical check: %d calls over modes %s (skipped: %s; %d int8-fp8-wgmma calls with V "
         "smoothed not compared); finite cases differing: %d; non-finite cases differing: %d" % (

@@ -17,10 +17,10 @@ KERNEL_TEST_CFLAGS := $(CSTD) $(WARN) -O2 -g -Ikernels/ref -Ikernels/tests -Iker
 KERNEL_REF_SRC := $(sort $(wildcard kernels/ref/*.c))
 KERNEL_TEST_SUPPORT := kernels/src/mode_names.c kernels/tests/sa_check.c kernels/tests/sa_testdata.c \
 	kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/archs/sa_archs.c
-KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h kernels/src/attn/sa_prepass_plan.h \
+KERNEL_TEST_HDR := $(wildcard kernels/ref/*.h kernels/tests/*.h kernels/src/sa_internal.h \
 	kernels/include/sageattn.h kernels/selftest/st_logic.h kernels/selftest/st_judge.h \
 	kernels/archs/sa_archs.h kernels/archs/archs.def)
-KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref build/kernels/test_prepass_plan
+KERNEL_TEST_BIN := build/kernels/test_sa_convert build/kernels/test_sa_ref
 KERNEL_ST_SRC := kernels/selftest/st_logic.c kernels/selftest/st_judge.c kernels/selftest/st_report.c \
 	kernels/archs/sa_archs.c
 

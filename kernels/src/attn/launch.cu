@@ -52,8 +52,6 @@ void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w)
         SA_PART(vsum, bk * w->nchunk * dp * sizeof(float));
         SA_PART(vmean, bk * dp * sizeof(float));
     }
-    if (sa_mode_wgmma_layout(p->mode))
-        SA_PART(sync, (1 + 2 * bk) * sizeof(unsigned));
 #undef SA_PART
     w->total = at;
 }

@@ -15,22 +15,10 @@
 #include <cuda_fp8.h>
 
 #include "sa_kernels.h"
-#include "sa_prepass_plan.h"
 #include "sa_ptx.cuh"
 
 #define SA_PRE_THREADS 256
 #define SA_MAX_GRID_Y 65535
-/* 1: int8-fp8-wgmma's pre-pass without Q (the attention kernel quantizes Q) at D=128 runs as one
- * kernel whose items are ordered so that each head's K and V are read a second time from L2
- * (sa_prepass_fused_kernel, sa_prepass_plan.h); 0: the statistics, finalize, K and V kernels.
- * SA_PRE_L2_GROUP_BYTES: the K and V bytes of one group of heads (two groups and their outputs
- * are in flight at a time, against the H100/H200's 50 MB of L2). */
-#ifndef SA_PRE_L2
-#define SA_PRE_L2 0
-#endif
-#ifndef SA_PRE_L2_GROUP_BYTES
-#define SA_PRE_L2_GROUP_BYTES (12.0 * 1024 * 1024)
-#endif
 /* Blocks of 256 threads per SM the pre-pass kernels' register budgets are sized for: on sm_90
  * (where they were measured) 4, 64 registers, 32 warps with enough loads in flight to keep HBM
  * busy; elsewhere 3 (85 registers): at 64, sm_80's and sm_120a's code spill. */
@@ -204,21 +192,18 @@ __device__ __forceinline__ float sa_v_scale_smooth(float hi, float lo, float mea
 /* SMOOTH (sa_smooth_v): also V's channel sums, max and min per chunk (vpart: the max, vmin, vsum)
  * and, with one chunk, V's mean; else V's absmax per chunk (vpart). SMOOTH's 16 more live values
  * take one block per SM less (64 registers spilled them). */
-/* Shared memory of one statistics block: per channel and row group, K's sums and V's absmax
- * (SMOOTH: V's max, min and sums). */
-template <int DP, bool SMOOTH>
-using sa_stats_red = float[SMOOTH ? 4 : 2][SA_PRE_THREADS / (DP / 8)][DP];
-
-/* Statistics block (chunk, bh): see sa_stats_kernel. */
 template <bool BF16, int DP, bool SMOOTH>
-__device__ __forceinline__ void sa_stats_block(const sa_tensor_view &k, const sa_tensor_view &v,
-                                               int hkv, int lkv, int d, int nchunk, float *kpart,
-                                               float *vpart, float *vmin, float *vsum, float *km,
-                                               float *vscale, float *vmean, float v_max, int chunk,
-                                               int bh, sa_stats_red<DP, SMOOTH> &red)
+__global__ void __launch_bounds__(SA_PRE_THREADS,
+                                  SMOOTH ? SA_PRE_MIN_BLOCKS - 1 : SA_PRE_MIN_BLOCKS)
+    sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
+                    float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
+                    float *vmean, float v_max)
 {
+    sa_pdl_enter();
     constexpr int TPR = DP / 8;
     constexpr int RPI = SA_PRE_THREADS / TPR;
+    __shared__ float red[SMOOTH ? 4 : 2][RPI][DP];
+    const int chunk = blockIdx.x, bh = blockIdx.y;
     const int b = bh / hkv, h = bh % hkv;
     const int c0 = (threadIdx.x % TPR) * 8, r = threadIdx.x / TPR;
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0}, amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -276,39 +261,23 @@ __device__ __forceinline__ void sa_stats_block(const sa_tensor_view &k, const sa
     }
 }
 
-template <bool BF16, int DP, bool SMOOTH>
-__global__ void __launch_bounds__(SA_PRE_THREADS,
-                                  SMOOTH ? SA_PRE_MIN_BLOCKS - 1 : SA_PRE_MIN_BLOCKS)
-    sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
-                    float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
-                    float *vmean, float v_max)
-{
-    sa_pdl_enter();
-    __shared__ sa_stats_red<DP, SMOOTH> red;
-    sa_stats_block<BF16, DP, SMOOTH>(k, v, hkv, lkv, d, nchunk, kpart, vpart, vmin, vsum, km,
-                                     vscale, vmean, v_max, blockIdx.x, blockIdx.y, red);
-}
-
 /* vmean non-NULL: V smoothed (vpart then holds V's chunk maxima, vmin and vsum its minima and
  * sums). */
-/* Channel c of (batch, kv head) bh from the nchunk partials, in chunk order (the fused pre-pass
- * runs the same code, so both give the same bits); LOAD reads one partial (the fused pre-pass
- * reads them from L2: other blocks wrote them in the same kernel). */
-template <typename LOAD>
-__device__ __forceinline__ void
-sa_finalize_channel(int bh, int c, int dp, int nchunk, int lkv, const float *kpart,
-                    const float *vpart, const float *vmin, const float *vsum, float *km,
-                    float *vscale, float *vmean, float v_max, LOAD load)
+__global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpart,
+                                   const float *vpart, const float *vmin, const float *vsum,
+                                   float *km, float *vscale, float *vmean, float v_max)
 {
+    sa_pdl_enter();
+    const int bh = blockIdx.x, c = threadIdx.x;
     float s = 0.0f, m = vmean ? -INFINITY : 0.0f, n = INFINITY, sv = 0.0f;
     for (int i = 0; i < nchunk; ++i) {
         const size_t at = ((size_t)bh * nchunk + i) * dp + c;
-        s += load(kpart + at);
+        s += kpart[at];
         if (vpart)
-            m = fmaxf(m, load(vpart + at));
+            m = fmaxf(m, vpart[at]);
         if (vmean) {
-            n = fminf(n, load(vmin + at));
-            sv += load(vsum + at);
+            n = fminf(n, vmin[at]);
+            sv += vsum[at];
         }
     }
     km[(size_t)bh * dp + c] = s / (float)lkv;
@@ -319,15 +288,6 @@ sa_finalize_channel(int bh, int c, int dp, int nchunk, int lkv, const float *kpa
     } else if (vscale) {
         vscale[(size_t)bh * dp + c] = m > 0.0f ? m / v_max : 1.0f;
     }
-}
-
-__global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpart,
-                                   const float *vpart, const float *vmin, const float *vsum,
-                                   float *km, float *vscale, float *vmean, float v_max)
-{
-    sa_pdl_enter();
-    sa_finalize_channel(blockIdx.x, threadIdx.x, dp, nchunk, lkv, kpart, vpart, vmin, vsum, km,
-                        vscale, vmean, v_max, [](const float *x) { return *x; });
 }
 
 struct sa_rowquant_args {
@@ -365,9 +325,7 @@ template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
  * DP / 8 share a row. The rows' scales (and q.k̄) are written at the end, one thread per row,
  * from shared memory. FULL: d == DP. SUB: K (the mean subtracted; no q.k̄), else Q. */
 template <bool BF16, int DP, bool FULL, bool SUB>
-__device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int bx, int bh,
-                                                 float (&row_amax)[SA_RQ_BLOCK_ROWS],
-                                                 float (&row_dot)[SA_RQ_BLOCK_ROWS])
+__device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int bx, int bh)
 {
     /* a partial d loads channel by channel: one row of those at a time */
     constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, G = FULL ? SA_RQ_GROUP : 1;
@@ -375,6 +333,7 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
     static_assert(SA_CTA_K % RPP == 0 && SA_RQ_BLOCK_ROWS % (RPP * G) == 0,
                   "padded lengths end on whole passes, blocks on whole groups");
     static_assert(RPP % 8 == 0, "a pass moves whole core-matrix row groups");
+    __shared__ float row_amax[SA_RQ_BLOCK_ROWS], row_dot[SA_RQ_BLOCK_ROWS];
     const int b = bh / a.heads, h = bh % a.heads;
     const int c0 = (threadIdx.x % TPR) * 8, lr = threadIdx.x / TPR;
     const int first = bx * SA_RQ_BLOCK_ROWS;
@@ -482,21 +441,13 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
     }
 }
 
-/* Shared memory of one row-quantizer block: its rows' absmax and q.k̄. */
-struct sa_rowquant_smem {
-    float row_amax[SA_RQ_BLOCK_ROWS], row_dot[SA_RQ_BLOCK_ROWS];
-};
-
-/* sm_k for K (the mean subtracted), sm_q for Q: a kernel that runs both may give each its own
- * (the row quantizer's kernel does; it had one per form when the arrays were the form's own). */
 template <bool BF16, int DP, bool FULL>
-__device__ __forceinline__ void sa_rowquant_block(const sa_rowquant_args &a, int bx, int bh,
-                                                  sa_rowquant_smem &sm_q, sa_rowquant_smem &sm_k)
+__device__ __forceinline__ void sa_rowquant_block(const sa_rowquant_args &a, int bx, int bh)
 {
     if (a.sub_mean)
-        sa_rowquant_rows<BF16, DP, FULL, true>(a, bx, bh, sm_k.row_amax, sm_k.row_dot);
+        sa_rowquant_rows<BF16, DP, FULL, true>(a, bx, bh);
     else
-        sa_rowquant_rows<BF16, DP, FULL, false>(a, bx, bh, sm_q.row_amax, sm_q.row_dot);
+        sa_rowquant_rows<BF16, DP, FULL, false>(a, bx, bh);
 }
 
 /* Q's and K's row quantizers in one launch: blockIdx.y < q_bh are Q's (batch, head) pairs, the
@@ -508,14 +459,13 @@ __global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS)
     sa_rowquant_kernel(const sa_rowquant_args q, const sa_rowquant_args k, int q_bh)
 {
     sa_pdl_enter();
-    __shared__ sa_rowquant_smem sm_q, sm_k;
     constexpr int ROWS = sa_rq_block_rows<DP>();
     const int bx = blockIdx.x, by = blockIdx.y;
     if (by < q_bh) {
         if (bx * ROWS < q.rows_pad)
-            sa_rowquant_block<BF16, DP, FULL>(q, bx, by, sm_q, sm_k);
+            sa_rowquant_block<BF16, DP, FULL>(q, bx, by);
     } else if (bx * ROWS < k.rows_pad) {
-        sa_rowquant_block<BF16, DP, FULL>(k, bx, by - q_bh, sm_q, sm_k);
+        sa_rowquant_block<BF16, DP, FULL>(k, bx, by - q_bh);
     }
 }
 
@@ -692,25 +642,18 @@ template <int DP> __device__ __forceinline__ int sa_vt_stage_at(int row, int pie
  * and leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(__fdiv_rn(v, v_scale));
  * SMOOTH (V smoothed, sa_smooth_v): of v less its channel mean (vmean), keys past the sequence
  * staying 0. */
-/* Shared memory of one V -> E4M3 Vᵀ block: two staged V tiles, two Vᵀ tiles. */
-template <int DP> struct sa_vfp8_smem {
-    __align__(16) unsigned char stage[2][SA_CTA_K * DP * 2];
-    __align__(16) unsigned char tile[2][DP * SA_CTA_K];
-};
-
 template <bool BF16, int DP, bool SMOOTH>
 __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
                                               int lkv, int lk_pad, int d, const float *vscale,
-                                              const float *vmean, unsigned char *vt, int core_order,
-                                              int blk, sa_vfp8_smem<DP> &sm)
+                                              const float *vmean, unsigned char *vt, int core_order)
 {
-    constexpr int THREADS = sa_vfp8_threads<DP>();
+    constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
     constexpr int PIECES = DP / 8, COPIES = SA_CTA_K * PIECES / THREADS; /* per thread */
-    auto &stage = sm.stage;
-    auto &tile = sm.tile;
+    __shared__ __align__(16) unsigned char stage[2][SA_CTA_K * DP * 2];
+    __shared__ __align__(16) unsigned char tile[2][TILE_BYTES];
     const int lane = threadIdx.x % 32, c0 = (threadIdx.x / 32) * 16 + (lane / 16) * 8;
     const int g = lane / 4 % 4, w = lane % 4, key0 = g * 16 + 2 * w; /* keys +0, +1, +8, +9 */
-    const int tile0 = blk * SA_VT_TILES;
+    const int tile0 = blockIdx.x * SA_VT_TILES;
     const int ntile = min(SA_VT_TILES, lk_pad / SA_CTA_K - tile0);
     const char *src = v.base + b * v.sb + h * v.sh;
     /* the copy's piece and first row: THREADS / PIECES rows per pass, COPIES passes */
@@ -770,98 +713,9 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
                    const float *vmean, unsigned char *vt, int core_order)
 {
     sa_pdl_enter();
-    __shared__ sa_vfp8_smem<DP> sm;
     const int bh = blockIdx.y;
     sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, vt,
-                                    core_order, blockIdx.x, sm);
-}
-
-/* ---- The fused pre-pass (SA_PRE_L2): statistics, K's row quantizer and V's conversion in one
- * kernel whose blocks take their items in sa_prepass_plan.h's order, so that a head's second
- * reads of K and V find them in L2. A statistics item writes its chunk's partials; the head's
- * last one (by an atomic count) finalizes them (sa_finalize_channel, the finalize kernel's
- * expressions) and raises the head's ready flag; a quantization item waits for that flag. The
- * flags follow the grid-wide barrier's pattern: data, __threadfence, atomic; atomic seen,
- * __threadfence, __syncthreads, data. Counters and flags start at zero (the caller clears them
- * with the ticket before the launch). */
-struct sa_fused_args {
-    sa_tensor_view k, v;
-    int hkv, lkv, lk_pad, d, nchunk, core_order;
-    float *kpart, *vpart, *vmin, *vsum, *km, *vscale, *vmean;
-    float v_max;
-    sa_rowquant_args kq; /* K's row quantizer (sub_mean = km) */
-    unsigned char *vt;
-    unsigned *sync; /* [0] the ticket, [1 + bh] statistics items done, [1 + heads + bh] ready */
-    sa_fused_plan plan;
-};
-
-/* One block's shared memory for whichever role its item has (word: the ticket, then whether a
- * statistics block was its head's last, each while no role uses the rest). */
-template <int DP, bool SMOOTH> union sa_fused_smem {
-    sa_stats_red<DP, SMOOTH> red;
-    sa_rowquant_smem rq;
-    sa_vfp8_smem<DP> vt;
-    int word;
-};
-
-template <bool BF16, int DP, bool SMOOTH>
-__global__ void __launch_bounds__(SA_PRE_THREADS, SA_PRE_MIN_BLOCKS - 1)
-    sa_prepass_fused_kernel(const sa_fused_args f)
-{
-    static_assert(sa_vfp8_threads<DP>() == SA_PRE_THREADS, "one block size for every role");
-    __shared__ sa_fused_smem<DP, SMOOTH> sm;
-    sa_pdl_enter();
-    unsigned *const done = f.sync + 1, *const ready = f.sync + 1 + f.plan.heads;
-    if (threadIdx.x == 0)
-        sm.word = (int)atomicAdd(f.sync, 1u);
-    __syncthreads();
-    const sa_fused_item it = sa_fused_decode(&f.plan, sm.word);
-    __syncthreads(); /* every thread has its item before a role writes the shared memory */
-    const int bh = it.head;
-    if (it.role == SA_FUSED_STATS) {
-        sa_stats_block<BF16, DP, SMOOTH>(f.k, f.v, f.hkv, f.lkv, f.d, f.nchunk, f.kpart, f.vpart,
-                                         f.vmin, f.vsum, f.km, f.vscale, f.vmean, f.v_max, it.index,
-                                         bh, sm.red);
-        __threadfence(); /* this block's partials (or, with one chunk, its results) */
-        __syncthreads();
-        if (threadIdx.x == 0)
-            sm.word = atomicAdd(&done[bh], 1u) == (unsigned)f.nchunk - 1;
-        __syncthreads();
-        if (!sm.word)
-            return;
-        if (f.nchunk > 1) { /* with one chunk the statistics block finalized already */
-            __threadfence();
-            if (threadIdx.x < DP)
-                sa_finalize_channel(bh, threadIdx.x, DP, f.nchunk, f.lkv, f.kpart, f.vpart, f.vmin,
-                                    f.vsum, f.km, f.vscale, f.vmean, f.v_max,
-                                    [](const float *x) { return __ldcg(x); });
-            __threadfence();
-            __syncthreads();
-        }
-        if (threadIdx.x == 0)
-            atomicExch(&ready[bh], 1u);
-        return;
-    }
-    if (threadIdx.x == 0) {
-        while (atomicAdd(&ready[bh], 0u) == 0u) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-            __nanosleep(256);
-#endif
-        }
-        __threadfence();
-    }
-    __syncthreads();
-    if (it.role == SA_FUSED_KQUANT) {
-        if (f.d == DP)
-            sa_rowquant_rows<BF16, DP, true, true>(f.kq, it.index, bh, sm.rq.row_amax,
-                                                   sm.rq.row_dot);
-        else
-            sa_rowquant_rows<BF16, DP, false, true>(f.kq, it.index, bh, sm.rq.row_amax,
-                                                    sm.rq.row_dot);
-    } else {
-        sa_vfp8_tiles<BF16, DP, SMOOTH>(f.v, bh, bh / f.hkv, bh % f.hkv, f.lkv, f.lk_pad, f.d,
-                                        f.vscale, f.vmean, f.vt, f.core_order, it.index, sm.vt);
-    }
+                                    core_order);
 }
 
 /* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
@@ -888,24 +742,6 @@ static bool sa_kquant_grouped_launch(const struct sa_problem *p, const struct sa
     }
 }
 
-/* The fused pre-pass (SA_PRE_L2) of one call: the ticket, counters and flags cleared, then one
- * block per item. f holds everything but the plan. */
-template <bool BF16, int DP, bool SMOOTH>
-static cudaError_t sa_fused_launch(sa_fused_args f, int bhk, cudaStream_t stream)
-{
-    const double head_bytes = 4.0 * f.lkv * f.d; /* K and V, 2 bytes per value */
-    const int group = (int)fmin((double)bhk, fmax(1.0, SA_PRE_L2_GROUP_BYTES / head_bytes));
-    constexpr int RPB = sa_rq_block_rows<DP>();
-    const int tiles = f.lk_pad / SA_CTA_K;
-    f.plan = sa_fused_plan_make(bhk, group, f.nchunk, (f.lk_pad + RPB - 1) / RPB,
-                                (tiles + SA_VT_TILES - 1) / SA_VT_TILES);
-    cudaError_t e = cudaMemsetAsync(f.sync, 0, sizeof(unsigned) * (1 + 2 * (size_t)bhk), stream);
-    if (e != cudaSuccess)
-        return e;
-    sa_prepass_fused_kernel<BF16, DP, SMOOTH><<<f.plan.items, SA_PRE_THREADS, 0, stream>>>(f);
-    return cudaGetLastError();
-}
-
 static sa_tensor_view sa_view(const void *base, const int64_t s[3])
 {
     sa_tensor_view v = {(const char *)base, s[0] * 2, s[1] * 2, s[2] * 2};
@@ -927,6 +763,25 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     float *vmin = smooth ? (float *)(ws + w->vmin) : nullptr;
     float *vsum = smooth ? (float *)(ws + w->vsum) : nullptr;
     float *vmean = smooth ? (float *)(ws + w->vmean) : nullptr;
+
+    /* With one statistics chunk (kv_len <= SA_STAT_ROWS) the statistics kernel finalizes too. */
+    const float v_max = sa_mode_v_scale_max(p->mode);
+    const dim3 sgrid(w->nchunk, bhk);
+    if constexpr (SA_WITH_HOPPER) {
+        if (smooth)
+            sa_stats_kernel<BF16, DP, true><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
+                kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, vmin, vsum, km, vscale,
+                vmean, v_max);
+    }
+    if (!smooth)
+        sa_stats_kernel<BF16, DP, false><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
+            kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, nullptr, nullptr, km, vscale,
+            nullptr, v_max);
+    /* the statistics kernel is the call's first (launched after whatever the stream ran before);
+     * every later one may be a programmatic dependent */
+    if (w->nchunk > 1)
+        sa_launch_k(pdl, sa_finalize_kernel, bhk, DP, 0, stream, DP, w->nchunk, p->lkv, kpart,
+                    vpart, vmin, vsum, km, vscale, vmean, v_max);
 
     constexpr int RPB = sa_rq_block_rows<DP>(); /* rows per block */
     sa_rowquant_args q = {};
@@ -958,47 +813,6 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.sub_mean = km;
     k.core_order = sa_mode_wgmma_layout(p->mode);
     k.group = 1;
-    const float v_max = sa_mode_v_scale_max(p->mode);
-    if constexpr (SA_PRE_L2 && SA_WITH_HOPPER && DP == SA_PRE_THREADS / 2 && !SA_H_KGROUP) {
-        if (!with_q && fp8 && sa_mode_wgmma_layout(p->mode)) {
-            sa_fused_args f = {};
-            f.k = kv;
-            f.v = vv;
-            f.hkv = p->hkv;
-            f.lkv = p->lkv;
-            f.lk_pad = w->lk_pad;
-            f.d = p->d;
-            f.nchunk = w->nchunk;
-            f.core_order = 1;
-            f.kpart = kpart, f.vpart = vpart, f.vmin = vmin, f.vsum = vsum;
-            f.km = km, f.vscale = vscale, f.vmean = vmean;
-            f.v_max = v_max;
-            f.kq = k;
-            f.vt = (unsigned char *)(ws + w->vt);
-            f.sync = (unsigned *)(ws + w->sync);
-            return smooth ? sa_fused_launch<BF16, DP, true>(f, bhk, stream)
-                          : sa_fused_launch<BF16, DP, false>(f, bhk, stream);
-        }
-    }
-
-    /* With one statistics chunk (kv_len <= SA_STAT_ROWS) the statistics kernel finalizes too. */
-    const dim3 sgrid(w->nchunk, bhk);
-    if constexpr (SA_WITH_HOPPER) {
-        if (smooth)
-            sa_stats_kernel<BF16, DP, true><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
-                kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, vmin, vsum, km, vscale,
-                vmean, v_max);
-    }
-    if (!smooth)
-        sa_stats_kernel<BF16, DP, false><<<sgrid, SA_PRE_THREADS, 0, stream>>>(
-            kv, vv, p->hkv, p->lkv, p->d, w->nchunk, kpart, vpart, nullptr, nullptr, km, vscale,
-            nullptr, v_max);
-    /* the statistics kernel is the call's first (launched after whatever the stream ran before);
-     * every later one may be a programmatic dependent */
-    if (w->nchunk > 1)
-        sa_launch_k(pdl, sa_finalize_kernel, bhk, DP, 0, stream, DP, w->nchunk, p->lkv, kpart,
-                    vpart, vmin, vsum, km, vscale, vmean, v_max);
-
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
     if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, pdl, stream)) {

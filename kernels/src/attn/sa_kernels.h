@@ -30,9 +30,6 @@ struct sa_ws_layout {
      * then holds its chunk maxima), chunk sums and channel means */
     int smooth_v;
     size_t vmin, vsum, vmean;
-    /* int8-fp8-wgmma: the fused pre-pass's ticket, per-head counters and flags (quant.cu,
-     * SA_PRE_L2), after everything else */
-    size_t sync;
     size_t total;
 };
 
