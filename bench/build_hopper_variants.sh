@@ -69,6 +69,9 @@ shift
 # four-chain absmax (qff: SA_H_QF_FAST=1), and all three (all3). Each keeps O, the LSE and the
 # flag bit for bit (bench/prepass_same.py): h200-cf95d94-hopper29-variants.md (calign and qff
 # the default since; the SA_H_EPI_FAST and SA_H_QF_FAST switches gone from the source).
+# Round 30: the pre-pass at D=128 without Q as one kernel ordered to re-read K and V from L2
+# (l2, l2g6, l2g24: SA_PRE_L2=1 with groups of 12, 6, 24 MB; quant.cu at 33718ed): bit-identical,
+# 2-3 % slower at L=1K, h200-33718ed-prepass30.md (removed from the source).
 all_variants=(
     "landed|"
 )
