@@ -46,7 +46,8 @@
  * P = exp2(s - rowmax + log2(SA_FP8_P_SCALE)), i.e. exp2(s - rowmax) in [0, 1] times 448 with
  * the scale folded into the exponent, rounded to E4M3 (RN, saturating). V gets one scale per
  * (batch, kv head, channel) over the whole kv sequence:
- * v_scale = absmax(V[:, c]) / SA_FP8_V_SCALE_MAX (0 -> 1), V_e4m3 = RN_sat(V / v_scale).
+ * v_scale = absmax(V[:, c]) / SA_FP8_V_SCALE_MAX (0 -> 1), V_e4m3 = RN_sat(V * RN(1 / v_scale))
+ * (a group of 8 channels, 0-7, 8-15, ..., with a scale below FLT_MIN: RN_sat(V / v_scale)).
  * The output is O = (sum_j P_e4m3 V_e4m3) * v_scale / rowsum, where rowsum is the fp32 sum of
  * the unrounded, already scaled P (so the 448 cancels). Each 64-key tile's P·V goes into a
  * fresh fp32 accumulator per 8 output channels that is then added into the true fp32 output
