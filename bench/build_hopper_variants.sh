@@ -73,10 +73,10 @@ shift
 # (l2, l2g6, l2g24: SA_PRE_L2=1 with groups of 12, 6, 24 MB; quant.cu at 33718ed): bit-identical,
 # 2-3 % slower at L=1K, h200-33718ed-prepass30.md (removed from the source).
 # Round 31: V -> E4M3 by the scale's reciprocal (the default since, SA_VT_RECIP=1; vdiv: the
-# division before it), timed against each other and with their accuracy matrices.
+# division before it), timed against each other and with their accuracy matrices:
+# h200-cc4ba2e-vrecip31.md.
 all_variants=(
     "landed|"
-    "vdiv|-DSA_VT_RECIP=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
