@@ -74,11 +74,9 @@ shift
 # 2-3 % slower at L=1K, h200-33718ed-prepass30.md (removed from the source).
 # Round 31: V -> E4M3 by the scale's reciprocal (the default since, SA_VT_RECIP=1; vdiv: the
 # division before it), timed against each other and with their accuracy matrices:
-# h200-cc4ba2e-vrecip31.md. Round 32: the finalize step inside K's quantizer and V's conversion
-# up to SA_FIN_INLINE_MAX statistics chunks (landed: 8; finkern: 0, its own kernel as before).
+# h200-cc4ba2e-vrecip31.md.
 all_variants=(
     "landed|"
-    "finkern|-DSA_FIN_INLINE_MAX=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -109,7 +107,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP* | *SA_VT_* | *SA_FIN_*) # the pre-pass's own switches
+    *SA_H_KGROUP* | *SA_VT_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;

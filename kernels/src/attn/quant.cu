@@ -20,15 +20,6 @@
 
 #define SA_PRE_THREADS 256
 #define SA_MAX_GRID_Y 65535
-/* Statistics chunks up to which the finalize step runs inside its consumers instead of as its own
- * kernel: K's row quantizer sums K's partials into its channels' mean (Q's, with the LSE, those of
- * its kv head), V's conversion V's partials into its channels' scale and mean, each with the
- * finalize kernel's expressions in its order (the same bits), and their first blocks write the
- * results to the workspace as the finalize kernel did. At L=1K (4 chunks) that is 4 x 8 floats
- * per thread against one launch in the call's chain of kernels. 0: always the finalize kernel. */
-#ifndef SA_FIN_INLINE_MAX
-#define SA_FIN_INLINE_MAX 8
-#endif
 /* Blocks of 256 threads per SM the pre-pass kernels' register budgets are sized for: on sm_90
  * (where they were measured) 4, 64 registers, 32 warps with enough loads in flight to keep HBM
  * busy; elsewhere 3 (85 registers): at 64, sm_80's and sm_120a's code spill. */
@@ -300,62 +291,6 @@ __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpa
     }
 }
 
-/* The finalize's K mean of channels c0..c0+7 of (batch, kv head) bh from its nchunk partials,
- * each channel summed in chunk order and divided by lkv (sa_finalize_kernel's bits). */
-template <int DP>
-__device__ __forceinline__ void sa_part_kmean8(const float *kpart, size_t bh, int nchunk, int lkv,
-                                               int c0, float out[8])
-{
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-        out[k] = 0.0f;
-    for (int i = 0; i < nchunk; ++i) {
-        const float4 *p = (const float4 *)(kpart + (bh * nchunk + i) * DP + c0);
-        const float4 u = p[0], v = p[1];
-        const float x[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            out[k] += x[k];
-    }
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-        out[k] = out[k] / (float)lkv;
-}
-
-/* The finalize's V scale (and, SMOOTH, mean) of channels c0..c0+7 of bh from its nchunk
- * partials (sa_finalize_kernel's expressions and order, so its bits). */
-template <int DP, bool SMOOTH>
-__device__ __forceinline__ void sa_part_vstats8(const float *vpart, const float *vmin,
-                                                const float *vsum, size_t bh, int nchunk, int lkv,
-                                                int c0, float v_max, float vs[8], float vm[8])
-{
-    float m[8], n[8], sv[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-        m[k] = SMOOTH ? -INFINITY : 0.0f, n[k] = INFINITY, sv[k] = 0.0f;
-    for (int i = 0; i < nchunk; ++i) {
-        const size_t at = (bh * nchunk + i) * DP + c0;
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            m[k] = fmaxf(m[k], vpart[at + k]);
-            if (SMOOTH) {
-                n[k] = fminf(n[k], vmin[at + k]);
-                sv[k] += vsum[at + k];
-            }
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        if (SMOOTH) {
-            vm[k] = sv[k] / (float)lkv;
-            vs[k] = sa_v_scale_smooth(m[k], n[k], vm[k], v_max);
-        } else {
-            vm[k] = 0.0f;
-            vs[k] = m[k] > 0.0f ? m[k] / v_max : 1.0f;
-        }
-    }
-}
-
 struct sa_rowquant_args {
     sa_tensor_view src;
     int heads, rows, rows_pad, d;
@@ -368,11 +303,6 @@ struct sa_rowquant_args {
     float *dot_out;        /* [b][heads][rows]: dot_mul * q.k̄ */
     float dot_mul;
     int core_order; /* int8-fp8-wgmma: out in core-matrix order (sa_core_offset) */
-    /* fin_nchunk > 0 (SA_FIN_INLINE_MAX): sub_mean / dot_mean not written yet: the mean comes
-     * from kpart's fin_nchunk partials (over fin_lkv keys), and K's first block of each head
-     * writes it to sub_mean */
-    const float *kpart;
-    int fin_nchunk, fin_lkv;
 };
 
 /* Rows of one block of the row quantizer: every padded length is a multiple of SA_CTA_K, so a
@@ -415,23 +345,13 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
     const size_t row = (size_t)bh * a.rows_pad + first + lr;
     signed char *out = a.out + (a.core_order ? sa_core_offset<DP>(row, c0) : row * DP + c0);
     float m[8] = {0, 0, 0, 0, 0, 0, 0, 0}, dm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (SUB && a.fin_nchunk) {
-        sa_part_kmean8<DP>(a.kpart, bh, a.fin_nchunk, a.fin_lkv, c0, m);
-        if (bx == 0 && lr == 0) { /* the finalize kernel's output, for the workspace */
-            float4 *p = (float4 *)(const_cast<float *>(a.sub_mean) + (size_t)bh * DP + c0);
-            p[0] = make_float4(m[0], m[1], m[2], m[3]);
-            p[1] = make_float4(m[4], m[5], m[6], m[7]);
-        }
-    } else if (SUB) {
+    if (SUB) {
         const float4 *p = (const float4 *)(a.sub_mean + (size_t)bh * DP + c0);
         const float4 u = p[0], v = p[1];
         m[0] = u.x, m[1] = u.y, m[2] = u.z, m[3] = u.w, m[4] = v.x, m[5] = v.y, m[6] = v.z,
         m[7] = v.w;
     }
-    if (!SUB && a.dot_mean && a.fin_nchunk) {
-        sa_part_kmean8<DP>(a.kpart, (size_t)b * (a.heads / a.group) + h / a.group, a.fin_nchunk,
-                           a.fin_lkv, c0, dm);
-    } else if (!SUB && a.dot_mean) {
+    if (!SUB && a.dot_mean) {
         const float4 *p =
             (const float4 *)(a.dot_mean + ((size_t)b * (a.heads / a.group) + h / a.group) * DP +
                              c0);
@@ -735,19 +655,10 @@ template <int DP> __device__ __forceinline__ int sa_vt_stage_at(int row, int pie
  * SA_VT_RECIP);
  * SMOOTH (V smoothed, sa_smooth_v): of v less its channel mean (vmean), keys past the sequence
  * staying 0. */
-/* SA_FIN_INLINE_MAX: V's partials for the conversion to finalize itself (nchunk 0: vscale and
- * vmean are written already). */
-struct sa_vfin {
-    const float *vpart, *vmin, *vsum;
-    int nchunk;
-    float v_max;
-};
-
 template <bool BF16, int DP, bool SMOOTH>
 __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
                                               int lkv, int lk_pad, int d, const float *vscale,
-                                              const float *vmean, unsigned char *vt, int core_order,
-                                              const sa_vfin &fin)
+                                              const float *vmean, unsigned char *vt, int core_order)
 {
     constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
     constexpr int PIECES = DP / 8, COPIES = SA_CTA_K * PIECES / THREADS; /* per thread */
@@ -755,7 +666,7 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
     __shared__ __align__(16) unsigned char tile[2][TILE_BYTES];
     const int lane = threadIdx.x % 32, c0 = (threadIdx.x / 32) * 16 + (lane / 16) * 8;
     const int g = lane / 4 % 4, w = lane % 4, key0 = g * 16 + 2 * w; /* keys +0, +1, +8, +9 */
-    const int blk = blockIdx.x, tile0 = blk * SA_VT_TILES;
+    const int tile0 = blockIdx.x * SA_VT_TILES;
     const int ntile = min(SA_VT_TILES, lk_pad / SA_CTA_K - tile0);
     const char *src = v.base + b * v.sb + h * v.sh;
     /* the copy's piece and first row: THREADS / PIECES rows per pass, COPIES passes */
@@ -775,36 +686,9 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
     copy_tile(tile0, stage[0]);
     /* this thread's eight channels' scales (SA_VT_RECIP: their reciprocals, where every one is
      * a normal float: else 1 / scale could overflow, and they divide) and means */
-    float vs[8], vm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (fin.nchunk) { /* SA_FIN_INLINE_MAX: from the partials; block 0 writes them */
-        sa_part_vstats8<DP, SMOOTH>(fin.vpart, fin.vmin, fin.vsum, bh, fin.nchunk, lkv, c0,
-                                    fin.v_max, vs, vm);
-        if (blk == 0 && lane % 16 == 0) {
-            float4 *p = (float4 *)(const_cast<float *>(vscale) + (size_t)bh * DP + c0);
-            p[0] = make_float4(vs[0], vs[1], vs[2], vs[3]);
-            p[1] = make_float4(vs[4], vs[5], vs[6], vs[7]);
-            if (SMOOTH) {
-                float4 *q = (float4 *)(const_cast<float *>(vmean) + (size_t)bh * DP + c0);
-                q[0] = make_float4(vm[0], vm[1], vm[2], vm[3]);
-                q[1] = make_float4(vm[4], vm[5], vm[6], vm[7]);
-            }
-        }
-    } else {
-        const float4 *vs4 = (const float4 *)(vscale + (size_t)bh * DP + c0);
-        const float4 va = vs4[0], vb = vs4[1];
-        const float v8[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            vs[k] = v8[k];
-        if constexpr (SMOOTH) {
-            const float4 *vm4 = (const float4 *)(vmean + (size_t)bh * DP + c0);
-            const float4 ma = vm4[0], mb = vm4[1];
-            const float m8[8] = {ma.x, ma.y, ma.z, ma.w, mb.x, mb.y, mb.z, mb.w};
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                vm[k] = m8[k];
-        }
-    }
+    const float4 *vs4 = (const float4 *)(vscale + (size_t)bh * DP + c0);
+    const float4 va = vs4[0], vb = vs4[1];
+    float vs[8] = {va.x, va.y, va.z, va.w, vb.x, vb.y, vb.z, vb.w};
     bool recip = SA_VT_RECIP;
 #pragma unroll
     for (int k = 0; k < 8; ++k)
@@ -813,6 +697,15 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
 #pragma unroll
         for (int k = 0; k < 8; ++k)
             vs[k] = __fdiv_rn(1.0f, vs[k]);
+    }
+    float vm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if constexpr (SMOOTH) {
+        const float4 *vm4 = (const float4 *)(vmean + (size_t)bh * DP + c0);
+        const float4 ma = vm4[0], mb = vm4[1];
+        const float m8[8] = {ma.x, ma.y, ma.z, ma.w, mb.x, mb.y, mb.z, mb.w};
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            vm[k] = m8[k];
     }
 #pragma unroll 1
     for (int i = 0; i < ntile; ++i) {
@@ -844,12 +737,12 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
 template <bool BF16, int DP, bool SMOOTH>
 __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
-                   const float *vmean, unsigned char *vt, int core_order, sa_vfin fin)
+                   const float *vmean, unsigned char *vt, int core_order)
 {
     sa_pdl_enter();
     const int bh = blockIdx.y;
     sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, vt,
-                                    core_order, fin);
+                                    core_order);
 }
 
 /* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
@@ -913,10 +806,7 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
             nullptr, v_max);
     /* the statistics kernel is the call's first (launched after whatever the stream ran before);
      * every later one may be a programmatic dependent */
-    /* finalized inside K's quantizer and V's conversion (SA_FIN_INLINE_MAX) or by its kernel */
-    const int fin_nchunk =
-        w->nchunk > 1 && w->nchunk <= SA_FIN_INLINE_MAX && !SA_H_KGROUP ? w->nchunk : 0;
-    if (w->nchunk > 1 && !fin_nchunk)
+    if (w->nchunk > 1)
         sa_launch_k(pdl, sa_finalize_kernel, bhk, DP, 0, stream, DP, w->nchunk, p->lkv, kpart,
                     vpart, vmin, vsum, km, vscale, vmean, v_max);
 
@@ -937,9 +827,6 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         q.dot_out = (float *)(ws + w->qkm);
         q.dot_mul = p->sm_scale;
     }
-    q.kpart = kpart;
-    q.fin_nchunk = fin_nchunk;
-    q.fin_lkv = p->lkv;
 
     sa_rowquant_args k = {};
     k.src = kv;
@@ -953,9 +840,6 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.sub_mean = km;
     k.core_order = sa_mode_wgmma_layout(p->mode);
     k.group = 1;
-    k.kpart = kpart;
-    k.fin_nchunk = fin_nchunk;
-    k.fin_lkv = p->lkv;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
     if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, pdl, stream)) {
@@ -976,15 +860,14 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         unsigned char *vt = (unsigned char *)(ws + w->vt);
         const int core = sa_mode_wgmma_layout(p->mode);
         constexpr int T = sa_vfp8_threads<DP>();
-        const sa_vfin fin = {vpart, vmin, vsum, fin_nchunk, v_max};
         if constexpr (SA_WITH_HOPPER) {
             if (smooth)
                 sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, true>, grid, T, 0, stream, vv, p->hkv,
-                            p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core, fin);
+                            p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
         }
         if (!smooth)
             sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, false>, grid, T, 0, stream, vv, p->hkv,
-                        p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core, fin);
+                        p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
     }
     return cudaGetLastError();
 }
