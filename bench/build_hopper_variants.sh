@@ -74,7 +74,9 @@ shift
 # 2-3 % slower at L=1K, h200-33718ed-prepass30.md (removed from the source).
 # Round 31: V -> E4M3 by the scale's reciprocal (the default since, SA_VT_RECIP=1; vdiv: the
 # division before it), timed against each other and with their accuracy matrices:
-# h200-cc4ba2e-vrecip31.md.
+# h200-cc4ba2e-vrecip31.md. Round 32: the finalize step inside K's quantizer and V's
+# conversion up to 8 chunks (SA_FIN_INLINE_MAX, quant.cu at c4cc14c) against its kernel:
+# bit-identical, 1-3 % slower at L=1K, h200-c4cc14c-fin32.md (reverted).
 all_variants=(
     "landed|"
 )
