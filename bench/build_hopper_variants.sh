@@ -76,9 +76,19 @@ shift
 # division before it), timed against each other and with their accuracy matrices:
 # h200-cc4ba2e-vrecip31.md. Round 32: the finalize step inside K's quantizer and V's
 # conversion up to 8 chunks (SA_FIN_INLINE_MAX, quant.cu at c4cc14c) against its kernel:
-# bit-identical, 1-3 % slower at L=1K, h200-c4cc14c-fin32.md (reverted).
+# bit-identical, 1-3 % slower at L=1K, h200-c4cc14c-fin32.md (reverted). Round 33: the
+# pre-pass's tunables again now that V's conversion is memory-bound (round 31): rows of K and V
+# per statistics thread's load batch (sb2, sb8; default 4), the row quantizer's block rows and
+# load group (rb256, rb256g8; default 128 and 4), Vᵀ tiles per conversion block (vt2, vt8;
+# default 4). Each keeps every bit.
 all_variants=(
     "landed|"
+    "sb2|-DSA_STAT_BATCH=2"
+    "sb8|-DSA_STAT_BATCH=8"
+    "rb256|-DSA_RQ_BLOCK_ROWS=256"
+    "rb256g8|-DSA_RQ_BLOCK_ROWS=256 -DSA_RQ_GROUP=8"
+    "vt2|-DSA_VT_TILES=2"
+    "vt8|-DSA_VT_TILES=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -109,7 +119,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP* | *SA_VT_*) # the pre-pass's own switches
+    *SA_H_KGROUP* | *SA_VT_* | *SA_STAT_* | *SA_RQ_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;
