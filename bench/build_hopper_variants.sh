@@ -80,15 +80,10 @@ shift
 # pre-pass's tunables again now that V's conversion is memory-bound (round 31): rows of K and V
 # per statistics thread's load batch (sb2, sb8; default 4), the row quantizer's block rows and
 # load group (rb256, rb256g8; default 128 and 4), Vᵀ tiles per conversion block (vt2, vt8;
-# default 4). Each keeps every bit.
+# default 4). Each keeps every bit: all within 2.3 us of the defaults (sb8 and rb256g8 spill),
+# h200-a844677-prepasstune33.md (bench/device_prepass_tune.sh).
 all_variants=(
     "landed|"
-    "sb2|-DSA_STAT_BATCH=2"
-    "sb8|-DSA_STAT_BATCH=8"
-    "rb256|-DSA_RQ_BLOCK_ROWS=256"
-    "rb256g8|-DSA_RQ_BLOCK_ROWS=256 -DSA_RQ_GROUP=8"
-    "vt2|-DSA_VT_TILES=2"
-    "vt8|-DSA_VT_TILES=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
