@@ -81,9 +81,13 @@ shift
 # per statistics thread's load batch (sb2, sb8; default 4), the row quantizer's block rows and
 # load group (rb256, rb256g8; default 128 and 4), Vᵀ tiles per conversion block (vt2, vt8;
 # default 4). Each keeps every bit: all within 2.3 us of the defaults (sb8 and rb256g8 spill),
-# h200-a844677-prepasstune33.md (bench/device_prepass_tune.sh).
+# h200-a844677-prepasstune33.md (bench/device_prepass_tune.sh). Round 34: causal tiles
+# longest-first within groups of heads whose K and V take 16 MB (cg16) or 64 MB (cg64) of L2
+# (SA_HW_CAUSAL_GROUP_BYTES; thread 0 decodes the block's tile): bench/NOTES.md's model.
 all_variants=(
     "landed|"
+    "cg16|-DSA_HW_CAUSAL_GROUP_BYTES=16777216"
+    "cg64|-DSA_HW_CAUSAL_GROUP_BYTES=67108864"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
