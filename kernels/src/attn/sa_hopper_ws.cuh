@@ -178,6 +178,19 @@
 #ifndef SA_HW_Q_ALIGN_END
 #define SA_HW_Q_ALIGN_END 1
 #endif
+/* The order of a causal call's work tiles (blocks start in blockIdx order). 0: head by head,
+ * each head's q tiles heaviest first. > 0: heads in groups whose K and V (int8 K and E4M3 Vᵀ,
+ * 2·lk_pad·D bytes a head) take about this many bytes of L2, and within a group the heaviest q
+ * tile of every head first, then the next: the last blocks to start are the lightest, as in
+ * longest-first scheduling, where head by head each head's light tiles are followed by the next
+ * head's heaviest. A model of one block per SM with blocks of 8 + n tile-times (n key tiles) puts
+ * the head-by-head order 3.4-4.9 % above the ideal makespan at D=128 L=1K-16K and groups of 4-16
+ * heads 0.7-1.5 % (bench/NOTES.md, rounds 29-33). Thread 0 decodes the block's tile once and
+ * hands it to the roles in shared memory (decoded by every consumer, the divisions moved
+ * ptxas's key loops). Without a causal mask the order is head by head. */
+#ifndef SA_HW_CAUSAL_GROUP_BYTES
+#define SA_HW_CAUSAL_GROUP_BYTES 0
+#endif
 /* Blocks per SM at D=128: 1 (the consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings): the second form hides one block's start
  * and end behind the other block's work, which one block per SM cannot; it was the default from
@@ -387,20 +400,6 @@ __device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bia
                      : "r"(bias_addr)
                      : "memory");
 }
-
-/* The order of a causal call's work tiles (blocks start in blockIdx order). 0: head by head,
- * each head's q tiles heaviest first. > 0: heads in groups whose K and V (int8 K and E4M3 Vᵀ,
- * 2·lk_pad·D bytes a head) take about this many bytes of L2, and within a group the heaviest q
- * tile of every head first, then the next: the last blocks to start are the lightest, as in
- * longest-first scheduling, where head by head each head's light tiles are followed by the next
- * head's heaviest. A model of one block per SM with blocks of 8 + n tile-times (n key tiles) puts
- * the head-by-head order 3.4-4.9 % above the ideal makespan at D=128 L=1K-16K and groups of 4-16
- * heads 0.7-1.5 % (bench/NOTES.md, rounds 29-33). Thread 0 decodes the block's tile once and
- * hands it to the roles in shared memory (decoded by every consumer, the divisions moved
- * ptxas's key loops). Without a causal mask the order is head by head. */
-#ifndef SA_HW_CAUSAL_GROUP_BYTES
-#define SA_HW_CAUSAL_GROUP_BYTES 0
-#endif
 
 /* Work tile t of the flattened grid: (q tile, head, batch), heavy causal q tiles first. */
 struct sa_hw_tile {
