@@ -714,15 +714,23 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
     const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K>;
     if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
         return e;
-    const int n_tiles = (a->lq + C::ROWS - 1) / C::ROWS * a->hq * l->batch;
-    int grid = n_tiles;
+    const int nq = (a->lq + C::ROWS - 1) / C::ROWS, heads = a->hq * l->batch;
+    const int n_tiles = nq * heads;
+    dim3 grid(n_tiles);
+    if (!SA_HW_PERSIST && SA_HW_CAUSAL_GROUP_BYTES && a->causal &&
+        a->lkv >= SA_HW_CAUSAL_GROUP_MIN_KV && nq > 1) {
+        /* SA_HW_CAUSAL_GROUP_BYTES's order as the grid's shape */
+        const long long want = SA_HW_CAUSAL_GROUP_BYTES / (2LL * a->lk_pad * D);
+        const int group = (int)(want < 1 ? 1 : want > heads ? heads : want);
+        grid = dim3(group, nq, (heads + group - 1) / group);
+    }
     if (SA_HW_PERSIST) {
         int sms = l->ctx ? l->ctx->num_sms : 0, dev = 0;
         if (!l->ctx && ((e = cudaGetDevice(&dev)) != cudaSuccess ||
                         (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) !=
                             cudaSuccess))
             return e;
-        grid = min(n_tiles, sms * C::CTAS);
+        grid = dim3(min(n_tiles, sms * C::CTAS));
     }
     sa_launch_k(l->pdl, kernel, grid, C::THREADS, C::SMEM_BYTES, l->stream, *a, n_tiles);
     return cudaGetLastError();

@@ -179,17 +179,21 @@
 #define SA_HW_Q_ALIGN_END 1
 #endif
 /* The order of a causal call's work tiles (blocks start in blockIdx order). 0: head by head,
- * each head's q tiles heaviest first. > 0: heads in groups whose K and V (int8 K and E4M3 Vᵀ,
- * 2·lk_pad·D bytes a head) take about this many bytes of L2, and within a group the heaviest q
- * tile of every head first, then the next: the last blocks to start are the lightest, as in
- * longest-first scheduling, where head by head each head's light tiles are followed by the next
- * head's heaviest. A model of one block per SM with blocks of 8 + n tile-times (n key tiles) puts
- * the head-by-head order 3.4-4.9 % above the ideal makespan at D=128 L=1K-16K and groups of 4-16
- * heads 0.7-1.5 % (bench/NOTES.md, rounds 29-33). Thread 0 decodes the block's tile once and
- * hands it to the roles in shared memory (decoded by every consumer, the divisions moved
- * ptxas's key loops). Without a causal mask the order is head by head. */
+ * each head's q tiles heaviest first. > 0 (from SA_HW_CAUSAL_GROUP_MIN_KV keys): heads in groups
+ * whose K and V (int8 K and E4M3 Vᵀ, 2·lk_pad·D bytes a head) take about this many bytes of L2,
+ * and within a group the heaviest q tile of every head first, then the next: the last blocks to
+ * start are the lightest, as in longest-first scheduling, where head by head each head's light
+ * tiles are followed by the next head's heaviest. A model of one block per SM with blocks of
+ * 8 + n tile-times (n key tiles) puts the head-by-head order 3.4-4.9 % above the ideal makespan
+ * at D=128 L=1K-16K and groups of 4-16 heads 0.7-1.5 % (bench/NOTES.md, rounds 29-34). The
+ * launch makes the order the grid's shape (x: the head in its group, y: the q tile, z: the
+ * group), so every block finds its tile from its block index alone (decoded from a flat index,
+ * its divisions moved ptxas's key loops). Not used by the persistent form. */
 #ifndef SA_HW_CAUSAL_GROUP_BYTES
 #define SA_HW_CAUSAL_GROUP_BYTES 0
+#endif
+#ifndef SA_HW_CAUSAL_GROUP_MIN_KV
+#define SA_HW_CAUSAL_GROUP_MIN_KV 4096
 #endif
 /* Blocks per SM at D=128: 1 (the consumers share one K/V ring) or 2 (one consumer each, 232
  * registers, at most 4 stages each to fit two rings): the second form hides one block's start
@@ -285,9 +289,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
-    /* SA_HW_CAUSAL_GROUP_BYTES: the block's tile, decoded once by thread 0 */
-    static constexpr int TILE_OFF = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0);
-    static constexpr int SMEM_BYTES = TILE_OFF + (SA_HW_CAUSAL_GROUP_BYTES ? 16 : 0);
+    static constexpr int SMEM_BYTES = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
@@ -297,7 +299,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
                   "SA_HW_BIAS_PRELOAD is a form of the overlapped loop with Q in registers");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
     static_assert(!SA_HW_CAUSAL_GROUP_BYTES || !SA_HW_PERSIST,
-                  "SA_HW_CAUSAL_GROUP_BYTES decodes one tile per block");
+                  "SA_HW_CAUSAL_GROUP_BYTES: one tile per block, its grid shaped by the order");
     static_assert(!SA_HW_Q_ALIGN_END || SA_HW_CAUSAL_TRIM,
                   "SA_HW_Q_ALIGN_END: consumers whose rows lie before row 0 idle as trimmed ones");
     static_assert(!(SA_HW_CAUSAL_TRIM && PINGPONG),
@@ -424,37 +426,6 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
     return w;
 }
 
-/* Work tile t in SA_HW_CAUSAL_GROUP_BYTES's order for a causal call (else as sa_hw_decode). */
-template <int ROWS, int D>
-__device__ __forceinline__ sa_hw_tile sa_hw_decode_grouped(int t, const sa_attn_args &a, int nq,
-                                                           int n_tiles)
-{
-    if (a.causal) {
-        const int heads = n_tiles / nq;
-        const long long want = SA_HW_CAUSAL_GROUP_BYTES / (2LL * a.lk_pad * D);
-        const int group = (int)(want < 1 ? 1 : want > heads ? heads : want);
-        const int g = t / (group * nq), r = t - g * group * nq;
-        const int gh = min(group, heads - g * group); /* heads in this group */
-        t = r / gh + nq * (g * group + r % gh);       /* q tile r / gh of that head */
-    }
-    return sa_hw_decode<ROWS>(t, a, nq);
-}
-
-/* The block's tile t: from shared memory where thread 0 decoded it (SA_HW_CAUSAL_GROUP_BYTES;
- * one tile per block), else decoded here. */
-template <typename C, int D>
-__device__ __forceinline__ sa_hw_tile sa_hw_tile_of(int t, const sa_attn_args &a, int nq,
-                                                    const char *smem)
-{
-    if (SA_HW_CAUSAL_GROUP_BYTES) {
-        const int4 v = *(const int4 *)(smem + C::TILE_OFF); /* written before the barrier */
-        sa_hw_tile w;
-        w.q0 = v.x, w.h = v.y, w.b = v.z, w.n_kt = v.w;
-        return w;
-    }
-    return sa_hw_decode<C::ROWS>(t, a, nq);
-}
-
 /* One block runs work tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the n_tiles of the call
  * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
@@ -471,6 +442,22 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
     const int tid = threadIdx.x, wg = tid / 128;
     const int nq = (a.lq + C::ROWS - 1) / C::ROWS;
     const int diag = a.lkv - a.lq;
+    /* The block's first tile: blockIdx.x, or in SA_HW_CAUSAL_GROUP_BYTES's grid (x: the head in
+     * its group, y: the q tile, z: the group) that of its head and q tile; a block for a head
+     * past the last (the last group may be short) has nothing to do. Compiled only with the
+     * switch: computed from a variable at all, the tile index moved ptxas's key loops. */
+#if SA_HW_CAUSAL_GROUP_BYTES
+    int t_first = blockIdx.x;
+    if (gridDim.y > 1) {
+        const int head = blockIdx.z * gridDim.x + blockIdx.x;
+        if (head >= n_tiles / nq)
+            return;
+        t_first = blockIdx.y + nq * head;
+    }
+#define SA_HW_FIRST_TILE t_first
+#else
+#define SA_HW_FIRST_TILE blockIdx.x
+#endif
 
     const uint32_t sQ = sa_smem_addr(smem);
     const uint32_t full0 = sQ + C::BAR_OFF, empty0 = full0 + 8 * S;
@@ -488,10 +475,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         if (C::BIAS_PRELOAD)
             *(int4 *)(smem + C::BIAS_OFF) = make_int4(SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS,
                                                       SA_INT_FLOAT_BIAS, SA_INT_FLOAT_BIAS);
-        if (SA_HW_CAUSAL_GROUP_BYTES) {
-            const sa_hw_tile w0 = sa_hw_decode_grouped<C::ROWS, D>(blockIdx.x, a, nq, n_tiles);
-            *(int4 *)(smem + C::TILE_OFF) = make_int4(w0.q0, w0.h, w0.b, w0.n_kt);
-        }
     }
     if constexpr (SA_HW_ROWSUM_MMA) {
         /* The ones after each stage's Vᵀ (E4M3 1.0 = 0x38); never overwritten by the copies. */
@@ -511,8 +494,12 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         if (tid == 0) {
             sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */
             int it = 0, nt = 0;
+#if SA_HW_CAUSAL_GROUP_BYTES /* one tile per block; its grid is not n_tiles long */
+            for (int t = SA_HW_FIRST_TILE; t < n_tiles; t += n_tiles, ++nt) {
+#else
             for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++nt) {
-                const sa_hw_tile w = sa_hw_tile_of<C, D>(t, a, nq, smem);
+#endif
+                const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
                 const size_t bh = (size_t)w.b * a.hq + w.h;
                 const size_t bhk = (size_t)w.b * a.hkv + w.h / a.group;
                 /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of
@@ -590,9 +577,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #else
     {
         constexpr int it0 = 0, nt = 0; /* one tile per block */
-        const int t = blockIdx.x;
+        const int t = SA_HW_FIRST_TILE;
 #endif
-        const sa_hw_tile w = sa_hw_tile_of<C, D>(t, a, nq, smem);
+        const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         /* SA_HW_Q_ALIGN_END: rows before row 0 are treated as rows past lq (read as zeros, never
@@ -1048,5 +1035,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
     __trap();
 #endif
 }
+#undef SA_HW_FIRST_TILE
 
 #endif
