@@ -85,12 +85,11 @@ shift
 # longest-first within groups of heads whose K and V take 16 MB (cg16) or 64 MB (cg64) of L2
 # (SA_HW_CAUSAL_GROUP_BYTES; thread 0 decodes the block's tile): bench/NOTES.md's model. Round
 # 34b: the order as the grid's shape (x: head in group, y: q tile, z: group) from 4096 keys (g16,
-# g64), and from any length (g16x, also what the sanitizers' small shapes exercise).
+# g64), and from any length (g16x, also what the sanitizers' small shapes exercise):
+# h200-19102d2-hopper34-variants.md (g16 the default since; SA_HW_CAUSAL_GROUP_BYTES=0 is the
+# head-by-head order).
 all_variants=(
     "landed|"
-    "g16|-DSA_HW_CAUSAL_GROUP_BYTES=16777216"
-    "g64|-DSA_HW_CAUSAL_GROUP_BYTES=67108864"
-    "g16x|-DSA_HW_CAUSAL_GROUP_BYTES=16777216 -DSA_HW_CAUSAL_GROUP_MIN_KV=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

@@ -188,9 +188,13 @@
  * at D=128 L=1K-16K and groups of 4-16 heads 0.7-1.5 % (bench/NOTES.md, rounds 29-34). The
  * launch makes the order the grid's shape (x: the head in its group, y: the q tile, z: the
  * group), so every block finds its tile from its block index alone (decoded from a flat index,
- * its divisions moved ptxas's key loops). Not used by the persistent form. */
+ * its divisions moved ptxas's key loops). Not used by the persistent form. Round 34
+ * (h200-19102d2-hopper34-variants.md): causal D=128 L=16K 687.5-714.2 against 664.9-675.9 TOPS,
+ * D=64 L=16K 434.9-438.4 against 419.2-426.2, D=64 L=4K 337.5-338.6 against 318.4-328.2; at
+ * L=1K (below SA_HW_CAUSAL_GROUP_MIN_KV) the order lost 2-5 %; non-causal shapes within noise
+ * (the key loop has two more uniform instructions at D=128: 574). */
 #ifndef SA_HW_CAUSAL_GROUP_BYTES
-#define SA_HW_CAUSAL_GROUP_BYTES 0
+#define SA_HW_CAUSAL_GROUP_BYTES (16 << 20)
 #endif
 #ifndef SA_HW_CAUSAL_GROUP_MIN_KV
 #define SA_HW_CAUSAL_GROUP_MIN_KV 4096
