@@ -722,7 +722,9 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
         /* SA_HW_CAUSAL_GROUP_BYTES's order as the grid's shape */
         const long long want = SA_HW_CAUSAL_GROUP_BYTES / (2LL * a->lk_pad * D);
         const int group = (int)(want < 1 ? 1 : want > heads ? heads : want);
-        grid = dim3(group, nq, (heads + group - 1) / group);
+        const int groups = (heads + group - 1) / group;
+        if (nq <= 65535 && groups <= 65535) /* the grid's y and z limits; else head by head */
+            grid = dim3(group, nq, groups);
     }
     if (SA_HW_PERSIST) {
         int sms = l->ctx ? l->ctx->num_sms : 0, dev = 0;

@@ -193,8 +193,8 @@
  * D=64 L=16K 434.9-438.4 against 419.2-426.2, D=64 L=4K 337.5-338.6 against 318.4-328.2; at
  * L=1K (below SA_HW_CAUSAL_GROUP_MIN_KV) the order lost 2-5 %; non-causal shapes within noise
  * (the key loop has two more uniform instructions at D=128: 574). */
-#ifndef SA_HW_CAUSAL_GROUP_BYTES
-#define SA_HW_CAUSAL_GROUP_BYTES (16 << 20)
+#ifndef SA_HW_CAUSAL_GROUP_BYTES /* the persistent form runs several tiles per block: off there */
+#define SA_HW_CAUSAL_GROUP_BYTES (SA_HW_PERSIST ? 0 : 16 << 20)
 #endif
 #ifndef SA_HW_CAUSAL_GROUP_MIN_KV
 #define SA_HW_CAUSAL_GROUP_MIN_KV 4096
