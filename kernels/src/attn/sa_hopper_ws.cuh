@@ -770,11 +770,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 };
                 /* P·V of stages s0, s1 waited for: their P registers and stages are free */
                 auto keep_and_release = [&](int s0, int s1) {
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-                        for (int i = 0; i < 4; ++i)
-                            sa_wg_keep(pa[kk][i]);
+                    sa_wg_keep(pa);
                     release(s0);
                     if (s1 != s0)
                         release(s1);
@@ -886,11 +882,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 /* P·V(j-1) done: its P registers and stage are free */
                 auto pv_done = [&]() {
                     sa_wg_wait<0>();
-#pragma unroll
-                    for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                        for (int i = 0; i < 4; ++i)
-                            sa_wg_keep(pa[kk][i]); /* read by P·V(j-1) until here */
+                    sa_wg_keep(pa); /* read by P·V(j-1) until here */
                     release(it - 1);
                 };
                 if constexpr (C::FOLD_IN_EXP && !HOLD) {
@@ -932,11 +924,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 sa_wg_commit();
                 turn_end();
                 sa_wg_wait<0>();
-#pragma unroll
-                for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        sa_wg_keep(pa[kk][i]);
+                sa_wg_keep(pa);
                 release(it0 + n_c - 1);
                 fold(alpha_prev);
             };
@@ -997,11 +985,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
             sa_wg_commit();
             turn_end();
             sa_wg_wait<0>();
-#pragma unroll
-            for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    sa_wg_keep(pa[kk][i]);
+            sa_wg_keep(pa);
             release(it);
             fold(alpha);
         }

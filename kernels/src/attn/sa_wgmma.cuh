@@ -54,6 +54,15 @@ SA_WG_DEVICE void sa_wg_keep(uint32_t r)
 {
     asm volatile("" ::"r"(r) : "memory");
 }
+/* sa_wg_keep of every register of P's A fragments (N k32 steps of 4). */
+template <int N> SA_WG_DEVICE void sa_wg_keep(const uint32_t (&p)[N][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < N; ++kk)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            sa_wg_keep(p[kk][i]);
+}
 /* D(64x64 int32) += A(64x32 int8, shared) * B(32x64 int8, shared, K-major). */
 SA_WG_DEVICE void sa_wg_qk_s8(int32_t d[32], uint64_t a_desc, uint64_t b_desc)
 {
