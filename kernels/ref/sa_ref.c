@@ -165,20 +165,20 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
         /* V / v_scale as the kernel computes it (quant.cu, SA_VT_RECIP): times the float
          * reciprocal of the scale, except in a group of 8 channels (0-7, 8-15, ...) where a
          * scale is below FLT_MIN (its reciprocal could overflow), which divides */
-        float inv[128]; /* dp <= 128 */
+        int recip[128]; /* dp <= 128: each channel takes its group of 8's choice */
         for (int c0 = 0; c0 < dp; c0 += 8) {
-            int recip = 1;
+            int all_normal = 1;
             for (int c = c0; c < c0 + 8 && c < dp; c++)
-                recip = recip && kv->vscale[c] >= FLT_MIN;
+                all_normal = all_normal && kv->vscale[c] >= FLT_MIN;
             for (int c = c0; c < c0 + 8 && c < dp; c++)
-                inv[c] = recip ? 1.0f / kv->vscale[c] : 0.0f;
+                recip[c] = all_normal;
         }
         for (int j = 0; j < lkv; j++)
             for (int c = 0; c < dp; c++) {
                 size_t e = (size_t)j * dp + c;
                 const float x = kv->v[e] - kv->vmean[c];
-                kv->v[e] =
-                    sa_e4m3_to_f32(sa_f32_to_e4m3(inv[c] != 0.0f ? x * inv[c] : x / kv->vscale[c]));
+                const float q = recip[c] ? x * (1.0f / kv->vscale[c]) : x / kv->vscale[c];
+                kv->v[e] = sa_e4m3_to_f32(sa_f32_to_e4m3(q));
             }
     }
 }
