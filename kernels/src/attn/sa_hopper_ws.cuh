@@ -183,16 +183,17 @@
  * whose K and V (int8 K and E4M3 Vᵀ, 2·lk_pad·D bytes a head) take about this many bytes of L2,
  * and within a group the heaviest q tile of every head first, then the next: the last blocks to
  * start are the lightest, as in longest-first scheduling, where head by head each head's light
- * tiles are followed by the next head's heaviest. A model of one block per SM with blocks of
- * 8 + n tile-times (n key tiles) puts the head-by-head order 3.4-4.9 % above the ideal makespan
- * at D=128 L=1K-16K and groups of 4-16 heads 0.7-1.5 % (bench/NOTES.md, rounds 29-34). The
+ * tiles are followed by the next head's heaviest. A model (not validated; it has no L2 term) of
+ * one block per SM with blocks of 8 + n tile-times (n key tiles) puts the head-by-head order
+ * 3.4-4.9 % above the ideal makespan at D=128 L=1K-16K and groups of 4-16 heads 0.7-1.5 %
+ * (bench/NOTES.md, rounds 29-34). The measured gains below are the figures to rely on. The
  * launch makes the order the grid's shape (x: the head in its group, y: the q tile, z: the
  * group), so every block finds its tile from its block index alone (decoded from a flat index,
  * its divisions moved ptxas's key loops). Not used by the persistent form. Round 34
- * (h200-19102d2-hopper34-variants.md): causal D=128 L=16K 687.5-714.2 against 664.9-675.9 TOPS,
- * D=64 L=16K 434.9-438.4 against 419.2-426.2, D=64 L=4K 337.5-338.6 against 318.4-328.2; at
- * L=1K (below SA_HW_CAUSAL_GROUP_MIN_KV) the order lost 2-5 %; non-causal shapes within noise
- * (the key loop has two more uniform instructions at D=128: 574). */
+ * (measured on the H200, h200-19102d2-hopper34-variants.md): causal D=128 L=16K 687.5-714.2
+ * against 664.9-675.9 TOPS, D=64 L=16K 434.9-438.4 against 419.2-426.2, D=64 L=4K 337.5-338.6
+ * against 318.4-328.2; at L=1K (below SA_HW_CAUSAL_GROUP_MIN_KV) the order lost 2-5 %;
+ * non-causal shapes within noise (the key loop has two more uniform instructions at D=128: 574). */
 #ifndef SA_HW_CAUSAL_GROUP_BYTES /* the persistent form runs several tiles per block: off there */
 #define SA_HW_CAUSAL_GROUP_BYTES (SA_HW_PERSIST ? 0 : 16 << 20)
 #endif
