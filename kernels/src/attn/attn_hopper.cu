@@ -17,6 +17,22 @@
 #include "sa_softmax.cuh" /* SA_FFMA_SAFE_LOGIT */
 #include "sa_wgmma.cuh"
 
+/* 1: a tile whose scores all stay within SA_H_HEADROOM (base 2) above their rows' reference
+ * max takes p from that reference as it stands: no row max exchanged between the lanes of a
+ * quad, no rescale of O (alpha = 1); any row past it (or past SA_FFMA_SAFE_LOGIT, or not
+ * finite) runs the exchanging form, which moves the reference to the rows' max. P then leaves
+ * the softmax scaled by 448 * 2^-SA_H_HEADROOM at a row's reference, so a later tile may grow by
+ * that much before p reaches E4M3's 448. With SA_H_HEADROOM 0 the tiles that skip the exchange
+ * are those where no row max moved, and every value is the exchanging form's. */
+#ifndef SA_H_SPEC
+#define SA_H_SPEC 0
+#endif
+#ifndef SA_H_HEADROOM
+#define SA_H_HEADROOM 0
+#endif
+/* log2(448): E4M3's largest value as the exponent of p at a row's reference max */
+#define SA_H_P_LOG2 (8.807354922057604f - (SA_H_SPEC ? (float)SA_H_HEADROOM : 0.0f))
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define SA_HOPPER_CODE 1
 #else
@@ -102,7 +118,25 @@ __device__ __forceinline__ void sa_h_issue_qk(int32_t (&acc)[32], uint32_t sQ,
 struct sa_h_rows {
     int row0; /* first row (query index) */
     float qs[2], mx[2], sum[2];
+#if SA_H_SPEC
+    /* SA_H_SPEC's state, set where the row max is exchanged: the exponent's offset and the
+     * largest score that keeps p within E4M3 against the reference mx; spec (warp-uniform):
+     * whether the next tile may try the form without the exchange. */
+    float off[2], thr[2];
+    bool spec;
+#endif
 };
+
+/* SA_H_SPEC: the first tile exchanges its row max. */
+__device__ __forceinline__ void sa_h_rows_spec_init(sa_h_rows &r)
+{
+#if SA_H_SPEC
+    r.spec = false;
+    r.off[0] = r.off[1] = r.thr[0] = r.thr[1] = 0.0f;
+#else
+    (void)r;
+#endif
+}
 
 /* The epilogue both int8-fp8-wgmma kernels share: normalise O by the row sums, undo V's scale,
  * add V's mean back (V smoothed: a.vmean; rows that see no key stay 0), store with bounds (an odd
@@ -148,7 +182,7 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
         if (a.lse && tq == 0 && live[hh]) {
             float l = -INFINITY;
             if (s_ > 0.0f)
-                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - 8.807354922057604f) * SA_LN2 + qkm[hh];
+                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - SA_H_P_LOG2) * SA_LN2 + qkm[hh];
             a.lse[bh * a.lq + row] = l;
         }
     }
@@ -290,9 +324,47 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     /* Online softmax in base 2; subtract first (the row max gives exactly p = 448) unless every
      * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT; with
      * SA_H_KGROUP that form also carries S's bias times the factor: SA_H_KG_SAFE_OFFSET). */
-    constexpr float P_LOG2 = 8.807354922057604f; /* log2(448): E4M3's scale in the exponent */
+    constexpr float P_LOG2 = SA_H_P_LOG2;
     float m_use[2], kq[2], off[2];
     bool small = true;
+#if SA_H_SPEC
+    static_assert(!SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
+    float tmax[2]; /* this thread's max of each row, as a tree (the check's latency) */
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            v[i] = fmaxf(t[i * 4 + 2 * hh], t[i * 4 + 2 * hh + 1]);
+#pragma unroll
+            for (int w = 1; w < W; ++w)
+                v[i] = fmaxf(v[i], fmaxf(t[w * 32 + i * 4 + 2 * hh], t[w * 32 + i * 4 + 2 * hh + 1]));
+        }
+#pragma unroll
+        for (int n = 4; n >= 1; n /= 2)
+#pragma unroll
+            for (int i = 0; i < n; ++i)
+                v[i] = fmaxf(v[i], v[i + n]);
+        tmax[hh] = v[0];
+    }
+    /* NaN compares false: such a tile takes the exchanging form, as before */
+    if (__all_sync(0xffffffffu, r.spec && tmax[0] <= r.thr[0] && tmax[1] <= r.thr[1])) {
+        alpha[0] = alpha[1] = 1.0f;
+        beside();
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+                for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        float &x = t[w * 32 + nt * 4 + 2 * hh + e];
+                        x = sa_h_exp2(fmaf(x, r.qs[hh], r.off[hh]));
+                    }
+    } else
+#endif
+    {
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         float m = r.mx[hh];
@@ -300,9 +372,13 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             const float(&t0)[32] = *reinterpret_cast<const float(*)[32]>(t);
             m = fmaxf(m, fmaf(sa_h_max16(t0, hh, -INFINITY), kg, kbias));
         } else {
+#if SA_H_SPEC
+            m = fmaxf(m, tmax[hh]);
+#else
 #pragma unroll
             for (int w = 0; w < W; ++w)
                 m = sa_h_max16(*reinterpret_cast<const float(*)[32]>(t + 32 * w), hh, m);
+#endif
         }
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
@@ -320,7 +396,15 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             off[hh] = P_LOG2 - m_use[hh] * r.qs[hh];
             small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
         }
+#if SA_H_SPEC
+        r.off[hh] = off[hh];
+        /* qs >= 0 (sm_scale > 0); qs = 0 (a zero Q row) gives an infinite bound, rightly */
+        r.thr[hh] = SA_H_HEADROOM ? m + __fdividef((float)SA_H_HEADROOM, r.qs[hh]) : m;
+#endif
     }
+#if SA_H_SPEC
+    r.spec = __all_sync(0xffffffffu, small);
+#endif
     /* `beside` (SA_HW_FOLD_IN_EXP: the previous tile's fold) is placed in the exponentials'
      * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
     if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
@@ -345,6 +429,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
         }
     }
+    } /* the exchanging form */
     if (ROW_SUM) {
 #pragma unroll
         for (int i = 0; i < W * 32; ++i)
@@ -598,6 +683,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
         r.mx[hh] = -INFINITY;
         r.sum[hh] = 0.0f;
     }
+    sa_h_rows_spec_init(r);
     uint32_t qa[D / 32][4];
     if (QF) {
         sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
@@ -717,7 +803,7 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
     const int nq = (a->lq + C::ROWS - 1) / C::ROWS, heads = a->hq * l->batch;
     const int n_tiles = nq * heads;
     dim3 grid(n_tiles);
-    if (!SA_HW_PERSIST && SA_HW_CAUSAL_GROUP_BYTES && a->causal &&
+    if (!SA_HW_PERSIST && SA_HW_CAUSAL_GROUP_BYTES != 0 && a->causal &&
         a->lkv >= SA_HW_CAUSAL_GROUP_MIN_KV && nq > 1) {
         /* SA_HW_CAUSAL_GROUP_BYTES's order as the grid's shape */
         const long long want = SA_HW_CAUSAL_GROUP_BYTES / (2LL * a->lk_pad * D);

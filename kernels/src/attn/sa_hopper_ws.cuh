@@ -303,7 +303,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static_assert(!BIAS_PRELOAD || (SA_HW_QREG && SA_HW_OVERLAP),
                   "SA_HW_BIAS_PRELOAD is a form of the overlapped loop with Q in registers");
     static_assert(FOLDN == 1 || SA_HW_OVERLAP, "SA_HW_FOLDN is a form of the overlapped loop");
-    static_assert(!SA_HW_CAUSAL_GROUP_BYTES || !SA_HW_PERSIST,
+    static_assert(SA_HW_CAUSAL_GROUP_BYTES == 0 || !SA_HW_PERSIST,
                   "SA_HW_CAUSAL_GROUP_BYTES: one tile per block, its grid shaped by the order");
     static_assert(!SA_HW_Q_ALIGN_END || SA_HW_CAUSAL_TRIM,
                   "SA_HW_Q_ALIGN_END: consumers whose rows lie before row 0 idle as trimmed ones");
@@ -618,6 +618,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
             r.mx[hh] = -INFINITY;
             r.sum[hh] = 0.0f;
         }
+        sa_h_rows_spec_init(r);
         float o[NO * 4];
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i)
