@@ -88,7 +88,7 @@ shift
 # g64), and from any length (g16x, also what the sanitizers' small shapes exercise):
 # h200-19102d2-hopper34-variants.md (g16 the default since; SA_HW_CAUSAL_GROUP_BYTES=0 is the
 # head-by-head order).
-# Round 35: a tile whose scores stay within SA_H_HEADROOM (base 2) of their rows' reference max
+# Round 35 (35b: nothing kept between tiles, see attn_hopper.cu): a tile whose scores stay within SA_H_HEADROOM (base 2) of their rows' reference max
 # takes p from that reference without exchanging the row max (SA_H_SPEC=1): h0 (headroom 0: the
 # tiles where no row max moved; every value the landed kernel's), h1, h3.
 all_variants=(

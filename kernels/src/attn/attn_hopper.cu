@@ -118,25 +118,7 @@ __device__ __forceinline__ void sa_h_issue_qk(int32_t (&acc)[32], uint32_t sQ,
 struct sa_h_rows {
     int row0; /* first row (query index) */
     float qs[2], mx[2], sum[2];
-#if SA_H_SPEC
-    /* SA_H_SPEC's state, set where the row max is exchanged: the exponent's offset and the
-     * largest score that keeps p within E4M3 against the reference mx; spec (warp-uniform):
-     * whether the next tile may try the form without the exchange. */
-    float off[2], thr[2];
-    bool spec;
-#endif
 };
-
-/* SA_H_SPEC: the first tile exchanges its row max. */
-__device__ __forceinline__ void sa_h_rows_spec_init(sa_h_rows &r)
-{
-#if SA_H_SPEC
-    r.spec = false;
-    r.off[0] = r.off[1] = r.thr[0] = r.thr[1] = 0.0f;
-#else
-    (void)r;
-#endif
-}
 
 /* The epilogue both int8-fp8-wgmma kernels share: normalise O by the row sums, undo V's scale,
  * add V's mean back (V smoothed: a.vmean; rows that see no key stay 0), store with bounds (an odd
@@ -347,9 +329,22 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                 v[i] = fmaxf(v[i], v[i + n]);
         tmax[hh] = v[0];
     }
-    /* NaN compares false: such a tile takes the exchanging form, as before */
-    if (__all_sync(0xffffffffu, r.spec && tmax[0] <= r.thr[0] && tmax[1] <= r.thr[1])) {
+    /* Nothing kept between tiles (the D=128 loop has no register to spare: one more live
+     * value made ptxas serialize the K scales' loads): the check is recomputed from mx. It
+     * asks for the exchanging form's one-FFMA condition too, which a row without a key yet
+     * (mx = -inf) fails; NaN compares false, so such a tile exchanges, as before. */
+    bool within = true;
+    float mq[2]; /* the reference's logit, rounded as the exchanging form rounds it */
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        mq[hh] = r.mx[hh] * r.qs[hh];
+        within &= fabsf(mq[hh]) < SA_FFMA_SAFE_LOGIT &&
+                  (SA_H_HEADROOM ? fmaf(tmax[hh], r.qs[hh], -mq[hh]) <= (float)SA_H_HEADROOM
+                                 : tmax[hh] <= r.mx[hh]);
+    }
+    if (__all_sync(0xffffffffu, within)) {
         alpha[0] = alpha[1] = 1.0f;
+        const float off_f[2] = {P_LOG2 - mq[0], P_LOG2 - mq[1]};
         beside();
 #pragma unroll
         for (int w = 0; w < W; ++w)
@@ -360,7 +355,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
                         float &x = t[w * 32 + nt * 4 + 2 * hh + e];
-                        x = sa_h_exp2(fmaf(x, r.qs[hh], r.off[hh]));
+                        x = sa_h_exp2(fmaf(x, r.qs[hh], off_f[hh]));
                     }
     } else
 #endif
@@ -396,15 +391,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             off[hh] = P_LOG2 - m_use[hh] * r.qs[hh];
             small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
         }
-#if SA_H_SPEC
-        r.off[hh] = off[hh];
-        /* qs >= 0 (sm_scale > 0); qs = 0 (a zero Q row) gives an infinite bound, rightly */
-        r.thr[hh] = SA_H_HEADROOM ? m + __fdividef((float)SA_H_HEADROOM, r.qs[hh]) : m;
-#endif
     }
-#if SA_H_SPEC
-    r.spec = __all_sync(0xffffffffu, small);
-#endif
     /* `beside` (SA_HW_FOLD_IN_EXP: the previous tile's fold) is placed in the exponentials'
      * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
     if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
@@ -683,7 +670,6 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
         r.mx[hh] = -INFINITY;
         r.sum[hh] = 0.0f;
     }
-    sa_h_rows_spec_init(r);
     uint32_t qa[D / 32][4];
     if (QF) {
         sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);

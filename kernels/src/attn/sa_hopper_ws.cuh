@@ -618,7 +618,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
             r.mx[hh] = -INFINITY;
             r.sum[hh] = 0.0f;
         }
-        sa_h_rows_spec_init(r);
         float o[NO * 4];
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i)
