@@ -88,14 +88,17 @@ shift
 # g64), and from any length (g16x, also what the sanitizers' small shapes exercise):
 # h200-19102d2-hopper34-variants.md (g16 the default since; SA_HW_CAUSAL_GROUP_BYTES=0 is the
 # head-by-head order).
-# Round 35 (35b: nothing kept between tiles, see attn_hopper.cu): a tile whose scores stay within SA_H_HEADROOM (base 2) of their rows' reference max
-# takes p from that reference without exchanging the row max (SA_H_SPEC=1): h0 (headroom 0: the
-# tiles where no row max moved; every value the landed kernel's), h1, h3.
+# Round 35: a tile whose scores stay within SA_H_HEADROOM (base 2) of their rows' reference max
+# takes p from that reference without exchanging the row max (SA_H_SPEC, sa_internal.h): headroom
+# 0 (h0: every value the exchanging form's), 1, 3 against the kernel before it (round 35b keeps
+# nothing between tiles; 35a kept the check's values and ptxas serialized the K scales' loads):
+# h200-a3b61f0-hopper35-variants.md. Round 35c: the default (headroom 1, one-tile steps only,
+# from key 1024 of a row) against the kernel before it (prev), from key 0 (k0), headroom 2 (h2).
 all_variants=(
     "landed|"
-    "h0|-DSA_H_SPEC=1 -DSA_H_HEADROOM=0"
-    "h1|-DSA_H_SPEC=1 -DSA_H_HEADROOM=1"
-    "h3|-DSA_H_SPEC=1 -DSA_H_HEADROOM=3"
+    "prev|-DSA_H_SPEC=0"
+    "k0|-DSA_H_SPEC_MIN_KEY=0"
+    "h2|-DSA_H_HEADROOM=2"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

@@ -5,7 +5,7 @@
 #     e.g. bash bench/device_variants.sh .gpu/h35 h0 1024,4096,16384 128,64 h1
 # 1. SAME (comma-separated names): each must give the first variant's output bit for bit
 #    (bench/prepass_same.py --quick: O, LSE, workspace and the non-finite flag, int8-fp8-wgmma);
-# 2. every other variant: bench.py's accuracy matrix of int8-fp8-wgmma, with and without the LSE
+# 2. every other variant (the first too): bench.py's accuracy matrix of int8-fp8-wgmma, with and without the LSE
 #    (the kernel quantizes Q itself only without it), into acc-NAME[-nolse].json;
 # 3. SANITIZE (a name, default the second variant): compute-sanitizer memcheck over bench.py's
 #    small accuracy cases, with and without the LSE;
@@ -28,9 +28,9 @@ lib() { echo "$DIR/$1/libsageattn.so"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv | tee "$OUT/gpu.txt"
 for n in $names; do
-    [ "$n" = "$first" ] && continue
     case ",$SAME," in
     *",$n,"*)
+        [ "$n" = "$first" ] && continue
         timeout 240 python3 bench/prepass_same.py --lib-a "$(lib "$first")" --lib-b "$(lib "$n")" \
             --compare-smoothed --skip-timing --quick --modes int8-fp8-wgmma >"$OUT/same-$n.log" 2>&1
         el "$n bit-identical to $first: rc=$? ($(tail -n 1 "$OUT/same-$n.log"))"

@@ -235,7 +235,8 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
                        float *lse)
 {
     int fp8 = sa_mode_pv_fp8(cfg->mode);
-    float p_scale = fp8 ? cfg->fp8_p_scale : (f16acc ? cfg->f16_p_scale : 1.0f);
+    float p_scale = fp8 ? cfg->fp8_p_scale * exp2f(-cfg->p_headroom)
+                        : (f16acc ? cfg->f16_p_scale : 1.0f);
     int group = cfg->acc_group > 0 ? cfg->acc_group : 1;
     float mt = -INFINITY, l = 0.0f;
     memset(w->acc, 0, sizeof(float) * (size_t)dp);
@@ -249,6 +250,9 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
         /* p = exp2((t - max)·qs): subtracting before scaling keeps the row maximum at exactly
          * p = 1 whatever the logits' magnitude (as attn/sa_softmax.cuh does). */
         float mt_new = fmaxf(mt, tile_max);
+        /* p_headroom: within it the reference stays (p up to fp8_p_scale); qs > 0 */
+        if (cfg->p_headroom > 0.0f && mt != -INFINITY && (tile_max - mt) * qs <= cfg->p_headroom)
+            mt_new = mt;
         float alpha = mt == -INFINITY ? 0.0f : exp2f((mt - mt_new) * qs);
         l *= alpha;
         for (int c = 0; c < dp; c++)

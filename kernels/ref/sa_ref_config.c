@@ -17,6 +17,7 @@ void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
     cfg->fold_log2e = 1;
     cfg->k_tile = SA_CTA_K;
     cfg->fp8_p_scale = SA_FP8_P_SCALE;
+    cfg->p_headroom = mode == SAGEATTN_MODE_INT8_FP8_WGMMA && SA_H_SPEC ? SA_H_HEADROOM : 0.0f;
     cfg->fp8_v_scale_max = SA_FP8_V_SCALE_MAX;
     cfg->tile_acc_bits = 23;
     cfg->two_level = 1;

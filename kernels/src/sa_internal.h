@@ -38,6 +38,27 @@
 #define SA_H_KGROUP 0
 #endif
 #define SA_H_KGROUP_KEYS 16
+/* int8-fp8-wgmma, one-tile key steps: a tile whose scores all stay within SA_H_HEADROOM (base
+ * 2) above their rows' reference max takes p from that reference as it stands (SA_H_SPEC 1): no
+ * row max exchanged between the lanes of a quad, no rescale of O; any row past it (or past
+ * SA_FFMA_SAFE_LOGIT, or not finite) runs the exchanging form, which moves the reference to the
+ * rows' max. P leaves the softmax scaled by 448 * 2^-SA_H_HEADROOM at a row's reference, so a
+ * later tile may grow by that much before p reaches E4M3's 448. A warpgroup runs at its slowest
+ * warp's pace: with headroom 0 (exactly the tiles where no row max moved) too few steps of all
+ * 64 rows skip the exchange, and it lost 3 %. Round 35 (bench/results/h200-a3b61f0-hopper35-
+ * variants.md): D=128 L=16K 1, 3: +2.4, +5.8 %; rel-L1 of the random cases x1.013, x1.035
+ * (the max element of a tile that skips a move is rounded to E4M3, not exactly 448). */
+#ifndef SA_H_SPEC
+#define SA_H_SPEC 1
+#endif
+#ifndef SA_H_HEADROOM
+#define SA_H_HEADROOM 1
+#endif
+/* SA_H_SPEC's form is tried from this key of a row on: a row's max moves often in its first
+ * tiles, and a step that tries and then exchanges costs more than one that only exchanges. */
+#ifndef SA_H_SPEC_MIN_KEY
+#define SA_H_SPEC_MIN_KEY 1024
+#endif
 #define SA_INT8_MAX 127.0f
 #define SA_LOG2E 1.4426950408889634f
 #define SA_LN2 0.6931471805599453f

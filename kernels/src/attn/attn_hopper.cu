@@ -17,20 +17,8 @@
 #include "sa_softmax.cuh" /* SA_FFMA_SAFE_LOGIT */
 #include "sa_wgmma.cuh"
 
-/* 1: a tile whose scores all stay within SA_H_HEADROOM (base 2) above their rows' reference
- * max takes p from that reference as it stands: no row max exchanged between the lanes of a
- * quad, no rescale of O (alpha = 1); any row past it (or past SA_FFMA_SAFE_LOGIT, or not
- * finite) runs the exchanging form, which moves the reference to the rows' max. P then leaves
- * the softmax scaled by 448 * 2^-SA_H_HEADROOM at a row's reference, so a later tile may grow by
- * that much before p reaches E4M3's 448. With SA_H_HEADROOM 0 the tiles that skip the exchange
- * are those where no row max moved, and every value is the exchanging form's. */
-#ifndef SA_H_SPEC
-#define SA_H_SPEC 0
-#endif
-#ifndef SA_H_HEADROOM
-#define SA_H_HEADROOM 0
-#endif
-/* log2(448): E4M3's largest value as the exponent of p at a row's reference max */
+/* log2(448), E4M3's largest value, less SA_H_SPEC's headroom (sa_internal.h): p's exponent at
+ * a row's reference max */
 #define SA_H_P_LOG2 (8.807354922057604f - (SA_H_SPEC ? (float)SA_H_HEADROOM : 0.0f))
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -309,71 +297,68 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     constexpr float P_LOG2 = SA_H_P_LOG2;
     float m_use[2], kq[2], off[2];
     bool small = true;
-#if SA_H_SPEC
-    static_assert(!SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
-    float tmax[2]; /* this thread's max of each row, as a tree (the check's latency) */
+    /* SA_H_SPEC on one-tile steps (the pair form's 128-key steps move their max more often:
+     * round 35 measured no gain there) */
+    constexpr bool SPEC = SA_H_SPEC && W == 1;
+    static_assert(!SPEC || !SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
+    float tmax[2] = {-INFINITY, -INFINITY}; /* this thread's max of each row (SPEC) */
+    bool fast = false;
+    if constexpr (SPEC) {
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        float v[8];
+        for (int hh = 0; hh < 2; ++hh) { /* a tree: the check's latency */
+            float v[8];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            v[i] = fmaxf(t[i * 4 + 2 * hh], t[i * 4 + 2 * hh + 1]);
+            for (int i = 0; i < 8; ++i)
+                v[i] = fmaxf(t[i * 4 + 2 * hh], t[i * 4 + 2 * hh + 1]);
 #pragma unroll
-            for (int w = 1; w < W; ++w)
-                v[i] = fmaxf(v[i], fmaxf(t[w * 32 + i * 4 + 2 * hh], t[w * 32 + i * 4 + 2 * hh + 1]));
+            for (int n = 4; n >= 1; n /= 2)
+#pragma unroll
+                for (int i = 0; i < n; ++i)
+                    v[i] = fmaxf(v[i], v[i + n]);
+            tmax[hh] = v[0];
         }
+        /* Nothing kept between tiles (the D=128 loop has no register to spare: one more live
+         * value made ptxas serialize the K scales' loads): the check is recomputed from mx. It
+         * asks for the exchanging form's one-FFMA condition too, which a row without a key yet
+         * (mx = -inf) fails; NaN compares false, so such a tile exchanges, as before. */
+        bool within = true;
+        float mq[2]; /* the reference's logit, rounded as the exchanging form rounds it */
 #pragma unroll
-        for (int n = 4; n >= 1; n /= 2)
-#pragma unroll
-            for (int i = 0; i < n; ++i)
-                v[i] = fmaxf(v[i], v[i + n]);
-        tmax[hh] = v[0];
-    }
-    /* Nothing kept between tiles (the D=128 loop has no register to spare: one more live
-     * value made ptxas serialize the K scales' loads): the check is recomputed from mx. It
-     * asks for the exchanging form's one-FFMA condition too, which a row without a key yet
-     * (mx = -inf) fails; NaN compares false, so such a tile exchanges, as before. */
-    bool within = true;
-    float mq[2]; /* the reference's logit, rounded as the exchanging form rounds it */
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        mq[hh] = r.mx[hh] * r.qs[hh];
-        within &= fabsf(mq[hh]) < SA_FFMA_SAFE_LOGIT &&
-                  (SA_H_HEADROOM ? fmaf(tmax[hh], r.qs[hh], -mq[hh]) <= (float)SA_H_HEADROOM
-                                 : tmax[hh] <= r.mx[hh]);
-    }
-    if (__all_sync(0xffffffffu, within)) {
-        alpha[0] = alpha[1] = 1.0f;
-        const float off_f[2] = {P_LOG2 - mq[0], P_LOG2 - mq[1]};
-        beside();
-#pragma unroll
-        for (int w = 0; w < W; ++w)
+        for (int hh = 0; hh < 2; ++hh) {
+            mq[hh] = r.mx[hh] * r.qs[hh];
+            within &= fabsf(mq[hh]) < SA_FFMA_SAFE_LOGIT &&
+                      (SA_H_HEADROOM ? fmaf(tmax[hh], r.qs[hh], -mq[hh]) <= (float)SA_H_HEADROOM
+                                     : tmax[hh] <= r.mx[hh]);
+        }
+        fast = k0 >= SA_H_SPEC_MIN_KEY && __all_sync(0xffffffffu, within);
+        if (fast) {
+            alpha[0] = alpha[1] = 1.0f;
+            const float off_f[2] = {P_LOG2 - mq[0], P_LOG2 - mq[1]};
+            beside();
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
                 for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        float &x = t[w * 32 + nt * 4 + 2 * hh + e];
+                        float &x = t[nt * 4 + 2 * hh + e];
                         x = sa_h_exp2(fmaf(x, r.qs[hh], off_f[hh]));
                     }
-    } else
-#endif
-    {
+        }
+    }
+    if (!fast) {
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         float m = r.mx[hh];
         if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
             const float(&t0)[32] = *reinterpret_cast<const float(*)[32]>(t);
             m = fmaxf(m, fmaf(sa_h_max16(t0, hh, -INFINITY), kg, kbias));
-        } else {
-#if SA_H_SPEC
+        } else if constexpr (SPEC) {
             m = fmaxf(m, tmax[hh]);
-#else
+        } else {
 #pragma unroll
             for (int w = 0; w < W; ++w)
                 m = sa_h_max16(*reinterpret_cast<const float(*)[32]>(t + 32 * w), hh, m);
-#endif
         }
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
