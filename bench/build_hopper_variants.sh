@@ -93,12 +93,14 @@ shift
 # 0 (h0: every value the exchanging form's), 1, 3 against the kernel before it (round 35b keeps
 # nothing between tiles; 35a kept the check's values and ptxas serialized the K scales' loads):
 # h200-a3b61f0-hopper35-variants.md. Round 35c: the default (headroom 1, one-tile steps only,
-# from key 1024 of a row) against the kernel before it (prev), from key 0 (k0), headroom 2 (h2).
+# from key 1024 of a row) against the kernel before it (prev), from key 0 (k0), headroom 2 (h2),
+# and a step that took that form skipping the rescale's vote and multiplies (skip).
 all_variants=(
     "landed|"
     "prev|-DSA_H_SPEC=0"
     "k0|-DSA_H_SPEC_MIN_KEY=0"
     "h2|-DSA_H_HEADROOM=2"
+    "skip|-DSA_HW_SPEC_SKIP=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

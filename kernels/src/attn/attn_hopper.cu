@@ -240,7 +240,7 @@ struct sa_h_nothing {
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
  * masked whole (an odd tile count's first step). */
 template <bool ROW_SUM, int W, typename Beside = sa_h_nothing>
-__device__ __forceinline__ void
+__device__ __forceinline__ bool
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
                const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
                bool need_mask, int n_live, int tq, Beside &&beside = Beside())
@@ -259,6 +259,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
         (void)r, (void)ks, (void)kg, (void)k0, (void)a, (void)diag, (void)need_mask, (void)tq;
         (void)n_live;
     }
+    return false;
 #else
     /* Scores: dequantized here (one K scale per key), or with SA_H_KGROUP the raw S as biased
      * floats (S + 1.5·2^23, exact) and the thread's one K factor kg applied in the exponent. */
@@ -429,18 +430,19 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                                           << 16);
             }
         }
+    return fast;
 #endif
 }
 
 /* One 64-key tile: sa_h_softmax_w with W = 1. */
 template <bool ROW_SUM, typename Beside = sa_h_nothing>
-__device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
+__device__ __forceinline__ bool sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
                                              float kg, int k0, const sa_attn_args &a, int diag,
                                              bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
-    sa_h_softmax_w<ROW_SUM, 1>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha, r, ks1,
+    return sa_h_softmax_w<ROW_SUM, 1>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha, r, ks1,
                                kg, k0, a, diag, need_mask, 1, tq, static_cast<Beside &&>(beside));
 }
 
