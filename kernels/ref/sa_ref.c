@@ -235,8 +235,8 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
                        float *lse)
 {
     int fp8 = sa_mode_pv_fp8(cfg->mode);
-    float p_scale = fp8 ? cfg->fp8_p_scale * exp2f(-cfg->p_headroom)
-                        : (f16acc ? cfg->f16_p_scale : 1.0f);
+    float p_scale =
+        fp8 ? cfg->fp8_p_scale * exp2f(-cfg->p_headroom) : (f16acc ? cfg->f16_p_scale : 1.0f);
     int group = cfg->acc_group > 0 ? cfg->acc_group : 1;
     float mt = -INFINITY, l = 0.0f;
     memset(w->acc, 0, sizeof(float) * (size_t)dp);

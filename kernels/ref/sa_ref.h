@@ -32,9 +32,9 @@ struct sa_ref_config {
     /* fp8 modes: subtract V's mean before quantizing and add it to O (the scale maps the absmax
      * of V less its mean to fp8_v_scale_max), at the shapes where the kernels do (sa_smooth_v) */
     int smooth_v;
-    int fold_log2e;        /* fold log2(e) into Q's scale (0 only to show the tests catch it) */
-    int k_tile;            /* keys per main-loop step: the unit of online rescaling */
-    float fp8_p_scale;     /* P in [0,1] is multiplied by this before E4M3 rounding */
+    int fold_log2e;    /* fold log2(e) into Q's scale (0 only to show the tests catch it) */
+    int k_tile;        /* keys per main-loop step: the unit of online rescaling */
+    float fp8_p_scale; /* P in [0,1] is multiplied by this before E4M3 rounding */
     /* > 0 (int8-fp8-wgmma, SA_H_SPEC): a row keeps its reference max while a tile's scores stay
      * within this many (base 2) above it, and P is scaled by fp8_p_scale * 2^-p_headroom at the
      * reference. The kernel decides per warp (16 rows), which moves a row's reference at least

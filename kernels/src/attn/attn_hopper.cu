@@ -349,59 +349,59 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     }
     if (!fast) {
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        float m = r.mx[hh];
-        if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
-            const float(&t0)[32] = *reinterpret_cast<const float(*)[32]>(t);
-            m = fmaxf(m, fmaf(sa_h_max16(t0, hh, -INFINITY), kg, kbias));
-        } else if constexpr (SPEC) {
-            m = fmaxf(m, tmax[hh]);
-        } else {
+        for (int hh = 0; hh < 2; ++hh) {
+            float m = r.mx[hh];
+            if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
+                const float(&t0)[32] = *reinterpret_cast<const float(*)[32]>(t);
+                m = fmaxf(m, fmaf(sa_h_max16(t0, hh, -INFINITY), kg, kbias));
+            } else if constexpr (SPEC) {
+                m = fmaxf(m, tmax[hh]);
+            } else {
+#pragma unroll
+                for (int w = 0; w < W; ++w)
+                    m = sa_h_max16(*reinterpret_cast<const float(*)[32]>(t + 32 * w), hh, m);
+            }
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+            m_use[hh] = m == -INFINITY ? 0.0f : m;
+            alpha[hh] = r.mx[hh] == -INFINITY ? 0.0f : sa_exp2((r.mx[hh] - m_use[hh]) * r.qs[hh]);
+            r.mx[hh] = m;
+            if (ROW_SUM)
+                r.sum[hh] *= alpha[hh];
+            if (SA_H_KGROUP) {
+                kq[hh] = kg * r.qs[hh];
+                off[hh] = fmaf(-12582912.0f, kq[hh], fmaf(-m_use[hh], r.qs[hh], P_LOG2));
+                small &= fabsf(off[hh]) < SA_H_KG_SAFE_OFFSET;
+            } else {
+                kq[hh] = r.qs[hh];
+                off[hh] = P_LOG2 - m_use[hh] * r.qs[hh];
+                small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
+            }
+        }
+        /* `beside` (SA_HW_FOLD_IN_EXP: the previous tile's fold) is placed in the exponentials'
+         * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
+        if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
+            beside();
 #pragma unroll
             for (int w = 0; w < W; ++w)
-                m = sa_h_max16(*reinterpret_cast<const float(*)[32]>(t + 32 * w), hh, m);
-        }
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-        m_use[hh] = m == -INFINITY ? 0.0f : m;
-        alpha[hh] = r.mx[hh] == -INFINITY ? 0.0f : sa_exp2((r.mx[hh] - m_use[hh]) * r.qs[hh]);
-        r.mx[hh] = m;
-        if (ROW_SUM)
-            r.sum[hh] *= alpha[hh];
-        if (SA_H_KGROUP) {
-            kq[hh] = kg * r.qs[hh];
-            off[hh] = fmaf(-12582912.0f, kq[hh], fmaf(-m_use[hh], r.qs[hh], P_LOG2));
-            small &= fabsf(off[hh]) < SA_H_KG_SAFE_OFFSET;
+#pragma unroll
+                for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+                    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            float &x = t[w * 32 + nt * 4 + 2 * hh + e];
+                            x = sa_h_exp2(fmaf(x, kq[hh], off[hh]));
+                        }
         } else {
-            kq[hh] = r.qs[hh];
-            off[hh] = P_LOG2 - m_use[hh] * r.qs[hh];
-            small &= fabsf(m_use[hh] * r.qs[hh]) < SA_FFMA_SAFE_LOGIT;
+            beside();
+#pragma unroll
+            for (int i = 0; i < W * 32; ++i) {
+                const int hh = (i >> 1) & 1;
+                const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
+                t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
+            }
         }
-    }
-    /* `beside` (SA_HW_FOLD_IN_EXP: the previous tile's fold) is placed in the exponentials'
-     * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
-    if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
-        beside();
-#pragma unroll
-        for (int w = 0; w < W; ++w)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh)
-#pragma unroll
-                for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        float &x = t[w * 32 + nt * 4 + 2 * hh + e];
-                        x = sa_h_exp2(fmaf(x, kq[hh], off[hh]));
-                    }
-    } else {
-        beside();
-#pragma unroll
-        for (int i = 0; i < W * 32; ++i) {
-            const int hh = (i >> 1) & 1;
-            const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
-            t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
-        }
-    }
     } /* the exchanging form */
     if (ROW_SUM) {
 #pragma unroll
@@ -442,8 +442,9 @@ __device__ __forceinline__ bool sa_h_softmax(const int32_t (&acc)[32], uint32_t 
                                              bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
-    return sa_h_softmax_w<ROW_SUM, 1>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha, r, ks1,
-                               kg, k0, a, diag, need_mask, 1, tq, static_cast<Beside &&>(beside));
+    return sa_h_softmax_w<ROW_SUM, 1>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha,
+                                      r, ks1, kg, k0, a, diag, need_mask, 1, tq,
+                                      static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma

@@ -913,9 +913,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
-                    const bool fast = sa_h_softmax<!SA_HW_ROWSUM_MMA>(
-                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
-                        need_mask(j * SA_CTA_K), tq);
+                    const bool fast = sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it),
+                                                                      kg, j * SA_CTA_K, a, diag,
+                                                                      need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c, fast);
