@@ -228,6 +228,24 @@ __device__ __forceinline__ float sa_h_max16(const float (&t)[32], int hh, float 
     return m;
 }
 
+/* p = exp2(t·kq + off) in place for W tiles' scores, per row (the one-FFMA form). */
+template <int W>
+__device__ __forceinline__ void sa_h_exp_ffma(float (&t)[W * 32], const float (&kq)[2],
+                                              const float (&off)[2])
+{
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    float &x = t[w * 32 + nt * 4 + 2 * hh + e];
+                    x = sa_h_exp2(fmaf(x, kq[hh], off[hh]));
+                }
+}
+
 /* Nothing to run beside the exponentials (see sa_h_softmax's `beside`). */
 struct sa_h_nothing {
     __device__ __forceinline__ void operator()() const {}
@@ -336,15 +354,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             alpha[0] = alpha[1] = 1.0f;
             const float off_f[2] = {P_LOG2 - mq[0], P_LOG2 - mq[1]};
             beside();
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh)
-#pragma unroll
-                for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        float &x = t[nt * 4 + 2 * hh + e];
-                        x = sa_h_exp2(fmaf(x, r.qs[hh], off_f[hh]));
-                    }
+            sa_h_exp_ffma<W>(t, r.qs, off_f);
         }
     }
     if (!fast) {
@@ -382,17 +392,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
          * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
         if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
             beside();
-#pragma unroll
-            for (int w = 0; w < W; ++w)
-#pragma unroll
-                for (int hh = 0; hh < 2; ++hh)
-#pragma unroll
-                    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            float &x = t[w * 32 + nt * 4 + 2 * hh + e];
-                            x = sa_h_exp2(fmaf(x, kq[hh], off[hh]));
-                        }
+            sa_h_exp_ffma<W>(t, kq, off);
         } else {
             beside();
 #pragma unroll
