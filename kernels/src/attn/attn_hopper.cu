@@ -257,7 +257,7 @@ struct sa_h_nothing {
  * rescaled and grown here (FADD per score); without it the caller takes them from P·V's extra
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
  * masked whole (an odd tile count's first step). */
-template <bool ROW_SUM, int W, typename Beside = sa_h_nothing>
+template <bool ROW_SUM, int W, bool SPEC_K = false, typename Beside = sa_h_nothing>
 __device__ __forceinline__ bool
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
                const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
@@ -318,7 +318,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     bool small = true;
     /* SA_H_SPEC on one-tile steps (the pair form's 128-key steps move their max more often:
      * round 35 measured no gain there) */
-    constexpr bool SPEC = SA_H_SPEC && W == 1;
+    constexpr bool SPEC = SPEC_K && SA_H_SPEC && W == 1;
     static_assert(!SPEC || !SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
     float tmax[2] = {-INFINITY, -INFINITY}; /* this thread's max of each row (SPEC) */
     bool fast = false;
@@ -435,16 +435,16 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
 }
 
 /* One 64-key tile: sa_h_softmax_w with W = 1. */
-template <bool ROW_SUM, typename Beside = sa_h_nothing>
+template <bool ROW_SUM, bool SPEC_K = false, typename Beside = sa_h_nothing>
 __device__ __forceinline__ bool sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
                                              float kg, int k0, const sa_attn_args &a, int diag,
                                              bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
-    return sa_h_softmax_w<ROW_SUM, 1>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha,
-                                      r, ks1, kg, k0, a, diag, need_mask, 1, tq,
-                                      static_cast<Beside &&>(beside));
+    return sa_h_softmax_w<ROW_SUM, 1, SPEC_K>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa,
+                                              alpha, r, ks1, kg, k0, a, diag, need_mask, 1, tq,
+                                              static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma
@@ -766,12 +766,12 @@ static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
     return sa_set_smem_once(l->ctx, (const void *)kernel, smem);
 }
 
-template <int D, bool BF16, bool PAIR_K = false>
+template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false>
 static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
     using C = sa_hw_cfg<D, PAIR_K>;
-    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K>;
+    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K, SPEC_K>;
     if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
         return e;
     const int nq = (a->lq + C::ROWS - 1) / C::ROWS, heads = a->hq * l->batch;
@@ -835,6 +835,8 @@ static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
         if constexpr (D == 64 && sa_hw_pair_possible<D>()) /* SA_HW_PAIR's form: its threshold */
             if (a->lkv >= SA_HW_D64_PAIR_MIN_KV && !a->causal)
                 return sa_hopper_run_ws<D, BF16, true>(a, l);
+        if (SA_H_SPEC && a->lkv >= SA_H_SPEC_MIN_KV) /* SA_H_SPEC's kernels (sa_internal.h) */
+            return sa_hopper_run_ws<D, BF16, false, true>(a, l);
         return sa_hopper_run_ws<D, BF16>(a, l);
     } else
         return sa_hopper_run_base<D, BF16>(a, l);

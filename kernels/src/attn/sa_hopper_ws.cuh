@@ -440,7 +440,7 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
  * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
  * runs on across tiles. */
-template <int D, bool BF16, bool PAIR_K = false>
+template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false>
 __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PAIR_K>::CTAS)
     sa_hopper_ws_kernel(const sa_attn_args a, int n_tiles)
 {
@@ -913,9 +913,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
-                    const bool fast = sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it),
-                                                                      kg, j * SA_CTA_K, a, diag,
-                                                                      need_mask(j * SA_CTA_K), tq);
+                    const bool fast = sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(
+                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                        need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c, fast);
