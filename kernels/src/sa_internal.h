@@ -45,9 +45,11 @@
  * rows' max. P leaves the softmax scaled by 448 * 2^-SA_H_HEADROOM at a row's reference, so a
  * later tile may grow by that much before p reaches E4M3's 448. A warpgroup runs at its slowest
  * warp's pace: with headroom 0 (exactly the tiles where no row max moved) too few steps of all
- * 64 rows skip the exchange, and it lost 3 %. Round 35 (bench/results/h200-a3b61f0-hopper35-
- * variants.md): D=128 L=16K 1, 3: +2.4, +5.8 %; rel-L1 of the random cases x1.013, x1.035
- * (the max element of a tile that skips a move is rounded to E4M3, not exactly 448). */
+ * 64 rows skip the exchange, and it lost 3 %. Measured on the H200 (bench/results/
+ * h200-a3b61f0-hopper35-variants.md, h200-55cbf0e-hopper35c-variants.md): headroom 1 +1.5-2.4 %
+ * at D=128 L=16K, +2-6 % causal at D=64 from 4K keys; 3: +5.8 % at D=128 L=16K, but the random
+ * cases' rel-L1 x1.035 against x1.013 at 1 (the max element of a tile that skips a move is
+ * rounded to E4M3, not exactly 448), and the C reference's L1000 D=64 case passes 0.04 from 2. */
 #ifndef SA_H_SPEC
 #define SA_H_SPEC 1
 #endif
@@ -60,9 +62,10 @@
 #define SA_H_SPEC_MIN_KEY 1024
 #endif
 /* ... and only in calls of this many keys or more, which run their own instance of the
- * warp-specialized kernel: the check's arithmetic is computed ahead of the branch on the key,
- * which cost 2 % at L=1K, and the one-warpgroup kernel (D=64 up to 2K keys) lost 5-7 % at L=1K
- * with it (round 35c). */
+ * warp-specialized kernel: ptxas computes the check's arithmetic ahead of the branch on the key
+ * (9 instructions a step where it is never tried); with it everywhere D=128 L=1K measured 2 %
+ * slower (within that shape's spread) and the one-warpgroup kernel (D=64 up to 2K keys) 5-7 %
+ * (round 35c). Shorter calls run the kernels as before round 35, SASS for SASS. */
 #ifndef SA_H_SPEC_MIN_KV
 #define SA_H_SPEC_MIN_KV 4096
 #endif
