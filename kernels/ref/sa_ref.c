@@ -251,7 +251,9 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
          * p = 1 whatever the logits' magnitude (as attn/sa_softmax.cuh does). */
         float mt_new = fmaxf(mt, tile_max);
         /* p_headroom: within it the reference stays (p up to fp8_p_scale); qs > 0 */
-        if (cfg->p_headroom > 0.0f && mt != -INFINITY && (tile_max - mt) * qs <= cfg->p_headroom)
+        if (cfg->p_headroom > 0.0f && p->kv_len >= cfg->p_headroom_min_kv &&
+            j0 >= cfg->p_headroom_from_key && mt != -INFINITY &&
+            (tile_max - mt) * qs <= cfg->p_headroom)
             mt_new = mt;
         float alpha = mt == -INFINITY ? 0.0f : exp2f((mt - mt_new) * qs);
         l *= alpha;

@@ -35,11 +35,13 @@ struct sa_ref_config {
     int fold_log2e;    /* fold log2(e) into Q's scale (0 only to show the tests catch it) */
     int k_tile;        /* keys per main-loop step: the unit of online rescaling */
     float fp8_p_scale; /* P in [0,1] is multiplied by this before E4M3 rounding */
-    /* > 0 (int8-fp8-wgmma, SA_H_SPEC): a row keeps its reference max while a tile's scores stay
-     * within this many (base 2) above it, and P is scaled by fp8_p_scale * 2^-p_headroom at the
-     * reference. The kernel decides per warp (16 rows), which moves a row's reference at least
-     * as often as this per-row rule. */
+    /* > 0 (int8-fp8-wgmma, SA_H_SPEC): P is scaled by fp8_p_scale * 2^-p_headroom at a row's
+     * reference max, and in calls of p_headroom_min_kv keys or more, from key
+     * p_headroom_from_key of a row, the reference stays while a tile's scores stay within
+     * p_headroom (base 2) above it. The kernel decides per warp (16 rows), which moves a row's
+     * reference at least as often as this per-row rule. */
     float p_headroom;
+    int p_headroom_min_kv, p_headroom_from_key;
     float fp8_v_scale_max; /* V's per-channel absmax maps to this */
     int tile_acc_bits; /* mantissa bits of the per-tile P·V accumulator (23 = fp32, 13 = FP22) */
     int two_level;     /* 1: fresh accumulator per key tile, added into fp32; 0: one

@@ -18,6 +18,8 @@ void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
     cfg->k_tile = SA_CTA_K;
     cfg->fp8_p_scale = SA_FP8_P_SCALE;
     cfg->p_headroom = mode == SAGEATTN_MODE_INT8_FP8_WGMMA && SA_H_SPEC ? SA_H_HEADROOM : 0.0f;
+    cfg->p_headroom_min_kv = SA_H_SPEC_MIN_KV;
+    cfg->p_headroom_from_key = SA_H_SPEC_MIN_KEY;
     cfg->fp8_v_scale_max = SA_FP8_V_SCALE_MAX;
     cfg->tile_acc_bits = 23;
     cfg->two_level = 1;

@@ -180,6 +180,42 @@ static void test_lane_groups(void)
     }
 }
 
+/* int8-fp8-wgmma's headroom on the row max (SA_H_SPEC, sa_internal.h): the reference follows
+ * the kernels' choice; from SA_H_SPEC_MIN_KV keys the rule changes the numbers (a config that
+ * ignored it would not) and keeps the bar, costing little against the exact max (H200, the
+ * kernels: random cases' rel-L1 x1.013); below it, and with no headroom, the reference is the
+ * exchanging form's (P's scale a power of two apart). */
+static void test_headroom(void)
+{
+    printf("int8-fp8-wgmma, headroom on the row max (%s):\n", SA_H_SPEC ? "default" : "off");
+    struct sa_ref_config cfg;
+    sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
+    CHECK(cfg.p_headroom == (SA_H_SPEC ? SA_H_HEADROOM : 0), "reference headroom %g",
+          (double)cfg.p_headroom);
+    CHECK(cfg.p_headroom_min_kv == SA_H_SPEC_MIN_KV && cfg.p_headroom_from_key == SA_H_SPEC_MIN_KEY,
+          "reference headroom from %d keys, key %d", cfg.p_headroom_min_kv,
+          cfg.p_headroom_from_key);
+    struct sa_case c = {"L4096 Lq64 H4 headroom", 1, 4, 4, 64, 4096, 128, 0, 0, F16,
+                        SA_INPUT_RANDOM,          12};
+    struct sa_tensors t;
+    prepare(&c, &t);
+    cfg.p_headroom = 1.0f;
+    struct result with = evaluate(&t, &cfg);
+    print_result(c.name, cfg.mode, &with);
+    check_bar(c.name, cfg.mode, &with);
+    cfg.p_headroom = 0.0f;
+    struct result exact = evaluate(&t, &cfg);
+    CHECK(with.m.rel_l1 != exact.m.rel_l1, "the headroom changes nothing");
+    CHECK(with.m.rel_l1 <= 1.05 * exact.m.rel_l1, "headroom rel-L1 %.5f against %.5f",
+          with.m.rel_l1, exact.m.rel_l1);
+    cfg.p_headroom = 1.0f;
+    cfg.p_headroom_min_kv = c.lkv + 1; /* a shorter call's kernels: the exchanging form only */
+    struct result below = evaluate(&t, &cfg);
+    CHECK(fabs(below.m.rel_l1 - exact.m.rel_l1) <= 1e-6 * exact.m.rel_l1,
+          "below the threshold rel-L1 %.7f against %.7f", below.m.rel_l1, exact.m.rel_l1);
+    sa_tensors_free(&t);
+}
+
 /* Rows that see no key (causal, q_len > kv_len) are 0 with LSE -inf, as the API documents. */
 static void test_rows_without_keys(void)
 {
@@ -529,6 +565,7 @@ int main(int argc, char **argv)
     small_run = argc > 1 && strcmp(argv[1], "--small") == 0;
     test_random_matrix();
     test_lane_groups();
+    test_headroom();
     test_rows_without_keys();
     test_adversarial();
     test_qk_near_limit();

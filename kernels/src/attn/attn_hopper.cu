@@ -256,7 +256,8 @@ struct sa_h_nothing {
  * P·V, two k32 steps per tile. alpha gets O's rescale factors. With ROW_SUM the row sums are
  * rescaled and grown here (FADD per score); without it the caller takes them from P·V's extra
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
- * masked whole (an odd tile count's first step). */
+ * masked whole (an odd tile count's first step). SPEC_K: the kernel instance that may take
+ * SA_H_SPEC's form (sa_internal.h); returns whether this step took it (alpha is then 1). */
 template <bool ROW_SUM, int W, bool SPEC_K = false, typename Beside = sa_h_nothing>
 __device__ __forceinline__ bool
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
