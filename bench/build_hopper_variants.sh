@@ -94,13 +94,13 @@ shift
 # nothing between tiles; 35a kept the check's values and ptxas serialized the K scales' loads):
 # h200-a3b61f0-hopper35-variants.md. Round 35c: the default (headroom 1, one-tile steps only,
 # from key 1024 of a row) against the kernel before it (prev), from key 0 (k0), headroom 2 (h2),
-# and a step that took that form skipping the rescale's vote and multiplies (skip).
+# and a step that took that form skipping the rescale's vote and multiplies (skip: SA_HW_SPEC_SKIP,
+# no gain, removed from the source; in git at 55cbf0e): h200-55cbf0e-hopper35c-variants.md.
 all_variants=(
     "landed|"
     "prev|-DSA_H_SPEC=0"
     "k0|-DSA_H_SPEC_MIN_KEY=0"
     "h2|-DSA_H_HEADROOM=2"
-    "skip|-DSA_HW_SPEC_SKIP=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

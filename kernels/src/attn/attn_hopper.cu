@@ -257,9 +257,9 @@ struct sa_h_nothing {
  * rescaled and grown here (FADD per score); without it the caller takes them from P·V's extra
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
  * masked whole (an odd tile count's first step). SPEC_K: the kernel instance that may take
- * SA_H_SPEC's form (sa_internal.h); returns whether this step took it (alpha is then 1). */
+ * SA_H_SPEC's form (sa_internal.h; alpha is then 1). */
 template <bool ROW_SUM, int W, bool SPEC_K = false, typename Beside = sa_h_nothing>
-__device__ __forceinline__ bool
+__device__ __forceinline__ void
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
                const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
                bool need_mask, int n_live, int tq, Beside &&beside = Beside())
@@ -278,7 +278,6 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
         (void)r, (void)ks, (void)kg, (void)k0, (void)a, (void)diag, (void)need_mask, (void)tq;
         (void)n_live;
     }
-    return false;
 #else
     /* Scores: dequantized here (one K scale per key), or with SA_H_KGROUP the raw S as biased
      * floats (S + 1.5·2^23, exact) and the thread's one K factor kg applied in the exponent. */
@@ -431,21 +430,20 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                                           << 16);
             }
         }
-    return fast;
 #endif
 }
 
 /* One 64-key tile: sa_h_softmax_w with W = 1. */
 template <bool ROW_SUM, bool SPEC_K = false, typename Beside = sa_h_nothing>
-__device__ __forceinline__ bool sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
+__device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
                                              float kg, int k0, const sa_attn_args &a, int diag,
                                              bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
-    return sa_h_softmax_w<ROW_SUM, 1, SPEC_K>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa,
-                                              alpha, r, ks1, kg, k0, a, diag, need_mask, 1, tq,
-                                              static_cast<Beside &&>(beside));
+    sa_h_softmax_w<ROW_SUM, 1, SPEC_K>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha,
+                                       r, ks1, kg, k0, a, diag, need_mask, 1, tq,
+                                       static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma
@@ -836,8 +834,9 @@ static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
         if constexpr (D == 64 && sa_hw_pair_possible<D>()) /* SA_HW_PAIR's form: its threshold */
             if (a->lkv >= SA_HW_D64_PAIR_MIN_KV && !a->causal)
                 return sa_hopper_run_ws<D, BF16, true>(a, l);
-        if (SA_H_SPEC && a->lkv >= SA_H_SPEC_MIN_KV) /* SA_H_SPEC's kernels (sa_internal.h) */
-            return sa_hopper_run_ws<D, BF16, false, true>(a, l);
+        if constexpr (SA_H_SPEC) /* its own kernels, from SA_H_SPEC_MIN_KV keys (sa_internal.h) */
+            if (a->lkv >= SA_H_SPEC_MIN_KV)
+                return sa_hopper_run_ws<D, BF16, false, true>(a, l);
         return sa_hopper_run_ws<D, BF16>(a, l);
     } else
         return sa_hopper_run_base<D, BF16>(a, l);

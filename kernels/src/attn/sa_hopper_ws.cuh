@@ -109,11 +109,6 @@
  * against 618.2 causal, bench.py's accuracy metrics identical in all 15 cases; at D=64 with P·V in
  * O and three consumers 416.1 against 426.8 for the per-tile fold; with four (since round 14) it
  * is part of the faster whole. */
-/* 1: a step whose softmax took SA_H_SPEC's form (alpha = 1) skips the rescale's vote and the
- * factors' multiplies (test builds; round 35c). */
-#ifndef SA_HW_SPEC_SKIP
-#define SA_HW_SPEC_SKIP 0
-#endif
 #ifndef SA_HW_LAZY_RESCALE
 #define SA_HW_LAZY_RESCALE 1
 #endif
@@ -658,20 +653,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
          * for, brought to the new max by alpha; with SA_HW_ROWSUM_SEP that P's row sums added
          * first; O's factor alpha_prev follows. CARRY (ot carries earlier tiles): lazily, as
          * SA_HW_LAZY_RESCALE says; else only where a row moved. */
-        auto rescale_held = [&](const float(&alpha)[2], float(&alpha_prev)[2], auto carry_c,
-                                bool fast = false) {
+        auto rescale_held = [&](const float(&alpha)[2], float(&alpha_prev)[2], auto carry_c) {
             constexpr bool CARRY = decltype(carry_c)::value;
 #pragma unroll
             for (int i = 0; i < C::OT; ++i)
                 sa_wg_touch(ot[i]);
-            if (SA_HW_SPEC_SKIP && C::ROWSUM_SEP && fast) { /* alpha = 1: the sums only */
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    sa_wg_touch(ls[i]);
-                r.sum[0] += ls[0];
-                r.sum[1] += ls[2];
-                return;
-            }
             if constexpr (CARRY && SA_HW_LAZY_RESCALE) {
                 if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
 #pragma unroll
@@ -913,12 +899,12 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
-                    const bool fast = sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(
-                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
-                        need_mask(j * SA_CTA_K), tq);
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(acc, pn, alpha, r, ks_of(it), kg,
+                                                            j * SA_CTA_K, a, diag,
+                                                            need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
-                        rescale_held(alpha, alpha_prev, carry_c, fast);
+                        rescale_held(alpha, alpha_prev, carry_c);
                     } else {
                         fold(alpha_prev);
                         alpha_prev[0] = alpha[0];
