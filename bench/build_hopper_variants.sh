@@ -96,11 +96,12 @@ shift
 # from key 1024 of a row) against the kernel before it (prev), from key 0 (k0), headroom 2 (h2),
 # and a step that took that form skipping the rescale's vote and multiplies (skip: SA_HW_SPEC_SKIP,
 # no gain, removed from the source; in git at 55cbf0e): h200-55cbf0e-hopper35c-variants.md.
+# Round 37: Q·Kᵀ(j+1) issued before softmax(j) into a second S accumulator, with two D=128
+# consumers of 240 registers (a2: SA_HW_QK_AHEAD128=1), and two consumers without it (nc2).
 all_variants=(
     "landed|"
-    "prev|-DSA_H_SPEC=0"
-    "k0|-DSA_H_SPEC_MIN_KEY=0"
-    "h2|-DSA_H_HEADROOM=2"
+    "a2|-DSA_HW_QK_AHEAD128=1"
+    "nc2|-DSA_HW_NC128=2"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
