@@ -97,15 +97,16 @@ shift
 # and a step that took that form skipping the rescale's vote and multiplies (skip: SA_HW_SPEC_SKIP,
 # no gain, removed from the source; in git at 55cbf0e): h200-55cbf0e-hopper35c-variants.md.
 # Round 37: Q·Kᵀ(j+1) issued before softmax(j) into a second S accumulator, with two D=128
-# consumers of 240 registers (a2: SA_HW_QK_AHEAD128=1), and two consumers without it (nc2).
+# consumers of 240 registers (a2: SA_HW_QK_AHEAD128=1), and two consumers without it (nc2):
+# h200-<commit>-hopper37-variants.md. Round 37b: the K scales loaded before the wait for Q·Kᵀ
+# (ke: SA_HW_KS_EARLY128=1; ptxas keeps one value of the D=128 SPEC_K loop in local memory).
 all_variants=(
     "landed|"
-    "a2|-DSA_HW_QK_AHEAD128=1"
-    "nc2|-DSA_HW_NC128=2"
+    "ke|-DSA_HW_KS_EARLY128=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
-spill_ok=" "
+spill_ok=" ke "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}

@@ -242,9 +242,10 @@
 #endif
 /* 1: Q·Kᵀ of tile j+1 issued before tile j's softmax, into a second S accumulator (the
  * key loop unrolled by two so that each accumulator is a compile-time one), so the softmax
- * never waits for its Q·Kᵀ's latency: a step issues P·V(j-1), waits for Q·Kᵀ(j) (issued a whole
- * softmax ago), issues Q·Kᵀ(j+1), runs softmax(j) under both, then waits for P·V(j-1) and
- * rescales O. The 32 more registers need one consumer fewer: two at D=128 (240 registers),
+ * never waits for its Q·Kᵀ's latency: a step issues Q·Kᵀ(j+1) and P·V(j-1), waits for Q·Kᵀ(j)
+ * (issued a step ago), runs softmax(j) under both, then waits for P·V(j-1) and rescales O.
+ * (Issued after P·V(j-1), Q·Kᵀ(j+1)'s issue waited for P·V(j-1) to drain and took the softmax's
+ * start with it: round 37, 576.8 against 790.7 TOPS at D=128 L=16K.) The 32 more registers need one consumer fewer: two at D=128 (240 registers),
  * three at D=64 (160). Per head dim; SA_HW_QK_AHEAD sets both. */
 #ifdef SA_HW_QK_AHEAD
 #define SA_HW_QK_AHEAD128 SA_HW_QK_AHEAD
@@ -255,6 +256,20 @@
 #endif
 #ifndef SA_HW_QK_AHEAD64
 #define SA_HW_QK_AHEAD64 0
+#endif
+/* 1: in the one-tile key loop's steps, the tile's K scales (16 floats per lane) loaded right
+ * after the Q·Kᵀ and P·V issue, before the wait for Q·Kᵀ, so that their latency hides under it;
+ * ptxas otherwise places the eight LDS.64 after the wait, ahead of the first dequantizing FFMA.
+ * Per head dim; SA_HW_KS_EARLY sets both. */
+#ifdef SA_HW_KS_EARLY
+#define SA_HW_KS_EARLY128 SA_HW_KS_EARLY
+#define SA_HW_KS_EARLY64 SA_HW_KS_EARLY
+#endif
+#ifndef SA_HW_KS_EARLY128
+#define SA_HW_KS_EARLY128 0
+#endif
+#ifndef SA_HW_KS_EARLY64
+#define SA_HW_KS_EARLY64 0
 #endif
 /* Consumer warpgroups per block, per head dim: three at D=128 (160 registers each), four at
  * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
@@ -292,6 +307,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
     static constexpr bool PAIR = PAIR_K || (D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64);
+    static constexpr bool KS_EARLY = D == 128 ? SA_HW_KS_EARLY128 : SA_HW_KS_EARLY64;
     static constexpr bool QK_AHEAD = !PAIR && (D == 128 ? SA_HW_QK_AHEAD128 : SA_HW_QK_AHEAD64);
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
@@ -896,26 +912,27 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     constexpr bool CARRY = decltype(carry_c)::value;
                     constexpr bool AHEAD = decltype(ahead_c)::value;
                     const int it = it0 + j;
-                    sa_wg_fence();
-                    sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
-                    sa_wg_commit(); /* P·V(j-1) */
-                    sa_wg_wait<1>(); /* Q·Kᵀ(j), issued before P·V(j-1) */
-                    touch_s(acc[CUR]);
                     if constexpr (AHEAD) {
                         if (!decltype(set_bias_c)::value) /* SA_HW_BIAS_PRELOAD */
                             sa_hw_bias_load(acc[CUR ^ 1], sQ + C::BIAS_OFF);
                         wait_full(it + 1);
-                        issue_qk(acc[CUR ^ 1], it + 1, set_bias_c);
+                        issue_qk(acc[CUR ^ 1], it + 1, set_bias_c); /* fences, commits */
+                    } else {
+                        sa_wg_fence();
                     }
+                    sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
+                    sa_wg_commit(); /* P·V(j-1) */
+                    if constexpr (AHEAD)
+                        sa_wg_wait<2>(); /* Q·Kᵀ(j), issued a step ago */
+                    else
+                        sa_wg_wait<1>();
+                    touch_s(acc[CUR]);
                     uint32_t pn[2][4];
                     float alpha[2];
                     sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(acc[CUR], pn, alpha, r, ks_of(it),
                                                             0.0f, j * SA_CTA_K, a, diag,
                                                             need_mask(j * SA_CTA_K), tq);
-                    if constexpr (AHEAD)
-                        sa_wg_wait<1>(); /* P·V(j-1); Q·Kᵀ(j+1) may run on */
-                    else
-                        sa_wg_wait<0>();
+                    sa_wg_wait<0>(); /* P·V(j-1) (and Q·Kᵀ(j+1), issued before it) */
                     sa_wg_keep(pa);
                     release(it - 1);
                     rescale_held(alpha, alpha_prev, carry_c);
@@ -989,6 +1006,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
              * holding and folding makes ptxas serialize every wgmma (C7513). */
             auto step = [&](int j, auto carry_c, auto hold_c, auto set_bias_c) {
                 constexpr bool CARRY = decltype(carry_c)::value, HOLD = decltype(hold_c)::value;
+                constexpr bool KS_EARLY = C::KS_EARLY && !C::FOLD_IN_EXP;
                 const int it = it0 + j;
                 if (!decltype(set_bias_c)::value) /* SA_HW_BIAS_PRELOAD */
                     sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
@@ -999,6 +1017,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
                 const float kg = kg_of(it);
+                float2 kv[8]; /* SA_HW_KS_EARLY: the K scales loaded under the Q·Kᵀ */
+                if constexpr (KS_EARLY)
+                    sa_h_load_ks(kv, ks_of(it), tq);
                 sa_wg_wait<1>();
 #pragma unroll
                 for (int i = 0; i < 32; ++i)
@@ -1024,9 +1045,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(acc, pn, alpha, r, ks_of(it), kg,
-                                                            j * SA_CTA_K, a, diag,
-                                                            need_mask(j * SA_CTA_K), tq);
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(
+                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                        need_mask(j * SA_CTA_K), tq, sa_h_nothing(), KS_EARLY ? kv : nullptr);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c);
