@@ -100,13 +100,15 @@ shift
 # consumers of 240 registers (a2: SA_HW_QK_AHEAD128=1), and two consumers without it (nc2):
 # h200-<commit>-hopper37-variants.md. Round 37b: the K scales loaded before the wait for Q·Kᵀ
 # (ke: SA_HW_KS_EARLY128=1; ptxas keeps one value of the D=128 SPEC_K loop in local memory).
+# Round 38: the epilogue through shared memory, O's rows stored whole by the copy engine (es:
+# SA_HW_EPI_STAGE=1).
 all_variants=(
     "landed|"
-    "ke|-DSA_HW_KS_EARLY128=1"
+    "es|-DSA_HW_EPI_STAGE=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
-spill_ok=" ke "
+spill_ok=" "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}

@@ -108,6 +108,58 @@ struct sa_h_rows {
     float qs[2], mx[2], sum[2];
 };
 
+/* The epilogue's per-row part: each row's 1/sum, whether it is stored (row < lq) and takes V's
+ * means (V smoothed, the row has keys), and its LSE (stored by the lane quad's first lane). */
+struct sa_h_epi_rows {
+    float inv[2];
+    bool live[2], add_mean[2];
+};
+template <bool QUAD_SUM>
+__device__ __forceinline__ sa_h_epi_rows sa_h_epi_row_part(const sa_attn_args &a,
+                                                           const sa_h_rows &r, bool smoothed,
+                                                           size_t bh, int tq)
+{
+    sa_h_epi_rows e;
+    float qkm[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) /* the LSE's q·k̄ terms, before the LSE's stores */
+        if (a.lse && a.qkm && tq == 0 && r.row0 + 8 * hh < a.lq)
+            qkm[hh] = a.qkm[bh * a.lq + r.row0 + 8 * hh];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        float s_ = r.sum[hh];
+        if (QUAD_SUM) {
+            s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
+            s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
+        }
+        const int row = r.row0 + 8 * hh;
+        e.live[hh] = row < a.lq;
+        e.inv[hh] = s_ > 0.0f ? 1.0f / s_ : 0.0f;
+        e.add_mean[hh] = smoothed && s_ > 0.0f; /* V smoothed; rows without keys stay 0 */
+        if (a.lse && tq == 0 && e.live[hh]) {
+            float l = -INFINITY;
+            if (s_ > 0.0f)
+                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - SA_H_P_LOG2) * SA_LN2 + qkm[hh];
+            a.lse[bh * a.lq + row] = l;
+        }
+    }
+    return e;
+}
+
+/* One output pair: O's two values normalised, V's scale undone and its means added back. */
+template <bool BF16>
+__device__ __forceinline__ uint32_t sa_h_epi_pair(float o0, float o1, float inv, float2 vscale,
+                                                  float2 vmean, bool add_mean)
+{
+    float x0 = o0 * inv * vscale.x;
+    float x1 = o1 * inv * vscale.y;
+    if (add_mean) {
+        x0 += vmean.x;
+        x1 += vmean.y;
+    }
+    return sa_pack2<BF16>(x0, x1);
+}
+
 /* The epilogue both int8-fp8-wgmma kernels share: normalise O by the row sums, undo V's scale,
  * add V's mean back (V smoothed: a.vmean; rows that see no key stay 0), store with bounds (an odd
  * head_dim ends on a 16-bit store), write the LSE (natural log, with the Q·K mean term) and raise
@@ -132,30 +184,7 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
     const float *vs = a.vscale + bhk * D;
     const float *vm = a.vmean ? a.vmean + bhk * D : nullptr;
     constexpr int EPI_BATCH = NO < 8 ? NO : 8;
-    float qkm[2] = {0.0f, 0.0f}, inv[2];
-    bool live[2], add_mean[2];
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) /* the LSE's q·k̄ terms, before the LSE's stores */
-        if (a.lse && a.qkm && tq == 0 && r.row0 + 8 * hh < a.lq)
-            qkm[hh] = a.qkm[bh * a.lq + r.row0 + 8 * hh];
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        float s_ = r.sum[hh];
-        if (QUAD_SUM) {
-            s_ += __shfl_xor_sync(0xffffffffu, s_, 1);
-            s_ += __shfl_xor_sync(0xffffffffu, s_, 2);
-        }
-        const int row = r.row0 + 8 * hh;
-        live[hh] = row < a.lq;
-        inv[hh] = s_ > 0.0f ? 1.0f / s_ : 0.0f;
-        add_mean[hh] = vm && s_ > 0.0f; /* V smoothed; rows without keys stay 0 */
-        if (a.lse && tq == 0 && live[hh]) {
-            float l = -INFINITY;
-            if (s_ > 0.0f)
-                l = (r.mx[hh] * r.qs[hh] + log2f(s_) - SA_H_P_LOG2) * SA_LN2 + qkm[hh];
-            a.lse[bh * a.lq + row] = l;
-        }
-    }
+    const sa_h_epi_rows e = sa_h_epi_row_part<QUAD_SUM>(a, r, vm != nullptr, bh, tq);
     bool nonfinite = false;
 #pragma unroll
     for (int n0 = 0; n0 < NO; n0 += EPI_BATCH) {
@@ -168,7 +197,7 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
         }
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            if (!live[hh])
+            if (!e.live[hh])
                 continue;
             char *orow = ob + (int64_t)(r.row0 + 8 * hh) * a.o_t * 2;
 #pragma unroll
@@ -176,13 +205,9 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
                 const int nt = n0 + i, col = nt * 8 + 2 * tq_col;
                 if (col >= a.d)
                     continue;
-                float x0 = o[nt * 4 + 2 * hh] * inv[hh] * vscale[i].x;
-                float x1 = o[nt * 4 + 2 * hh + 1] * inv[hh] * vscale[i].y;
-                if (add_mean[hh]) {
-                    x0 += vmean[i].x;
-                    x1 += vmean[i].y;
-                }
-                const uint32_t packed = sa_pack2<BF16>(x0, x1);
+                const uint32_t packed =
+                    sa_h_epi_pair<BF16>(o[nt * 4 + 2 * hh], o[nt * 4 + 2 * hh + 1], e.inv[hh],
+                                        vscale[i], vmean[i], e.add_mean[hh]);
                 const uint32_t exp_mask = BF16 ? 0x7f80u : 0x7c00u;
                 if (col + 1 < a.d) {
                     *(uint32_t *)(orow + col * 2) = packed;
@@ -193,6 +218,84 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
                 nonfinite |= (packed & exp_mask) == exp_mask;
             }
         }
+    }
+    if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
+        atomicExch(a.nonfinite, 1);
+}
+
+/* Whether O's rows can leave through shared memory by the copy engine (sa_h_epilogue_staged):
+ * head_dim is the kernel's D (no column bound) and every row starts 16-byte aligned. */
+template <int D> __device__ __forceinline__ bool sa_h_epi_stage_ok(const sa_attn_args &a)
+{
+    return a.d == D && ((uintptr_t)a.o & 15) == 0 && ((a.o_b * 2) & 15) == 0 &&
+           ((a.o_h * 2) & 15) == 0 && ((a.o_t * 2) & 15) == 0;
+}
+
+/* Row stride of the staging area: 16 bytes past a row, so that the eight rows of a stmatrix
+ * land in distinct banks. */
+template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
+{
+    return D * 2 + 16;
+}
+
+/* The epilogue through shared memory (where sa_h_epi_stage_ok): the same values as
+ * sa_h_epilogue, written by stmatrix into this warp's 16 staged rows (stage: their shared
+ * address), then each live row copied to O whole (D·2 bytes) by the copy engine, one row per
+ * lane of the first 16: D/16 stmatrix and one copy per row instead of a 4-byte store per value
+ * pair with its address, bound and non-finite tests. */
+template <int D, bool BF16, bool QUAD_SUM>
+__device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a,
+                                                     const float (&o)[D / 2], const sa_h_rows &r,
+                                                     int b, int h, size_t bh, size_t bhk, int tq,
+                                                     int lane, uint32_t stage)
+{
+    constexpr int NO = D / 8, ROW_BYTES = sa_h_epi_row_bytes<D>();
+    const float *vs = a.vscale + bhk * D;
+    const float *vm = a.vmean ? a.vmean + bhk * D : nullptr;
+    constexpr int EPI_BATCH = NO < 8 ? NO : 8;
+    const sa_h_epi_rows e = sa_h_epi_row_part<QUAD_SUM>(a, r, vm != nullptr, bh, tq);
+    /* Non-finite halves: (bits & exponent) + the exponent's lowest bit carries into the half's
+     * top bit exactly when the exponent is all ones (the low half's sum stays below bit 16). */
+    constexpr uint32_t EXP2 = BF16 ? 0x7f807f80u : 0x7c007c00u;
+    constexpr uint32_t LSB2 = BF16 ? 0x00800080u : 0x04000400u;
+    uint32_t nf[2] = {0u, 0u};
+    /* lane l gives row l % 8 of matrix l / 8: (chunk, rows 0-7), (chunk, rows 8-15),
+     * (chunk + 1, rows 0-7), (chunk + 1, rows 8-15) */
+    const uint32_t my_row =
+        stage + ((lane & 7) + 8 * ((lane >> 3) & 1)) * ROW_BYTES + (lane >> 4) * 16;
+#pragma unroll
+    for (int n0 = 0; n0 < NO; n0 += EPI_BATCH) {
+        float2 vscale[EPI_BATCH], vmean[EPI_BATCH];
+#pragma unroll
+        for (int i = 0; i < EPI_BATCH; ++i) {
+            const int col = (n0 + i) * 8 + 2 * tq;
+            vscale[i] = *(const float2 *)(vs + col);
+            vmean[i] = vm ? *(const float2 *)(vm + col) : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int i = 0; i < EPI_BATCH; i += 2) {
+            uint32_t m[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const int nt = n0 + i + (k >> 1), hh = k & 1;
+                m[k] = sa_h_epi_pair<BF16>(o[nt * 4 + 2 * hh], o[nt * 4 + 2 * hh + 1], e.inv[hh],
+                                           vscale[i + (k >> 1)], vmean[i + (k >> 1)],
+                                           e.add_mean[hh]);
+                nf[hh] |= (m[k] & EXP2) + LSB2;
+            }
+            sa_stmatrix_x4(my_row + (n0 + i) * 16, m);
+        }
+    }
+    const bool nonfinite =
+        (e.live[0] && (nf[0] & 0x80008000u) != 0) || (e.live[1] && (nf[1] & 0x80008000u) != 0);
+    __syncwarp();
+    sa_fence_proxy_async_smem(); /* the stmatrix writes, before the copy engine reads them */
+    const int row = r.row0 - (lane >> 2) + lane; /* row0: the warp's first row + lane / 4 */
+    if (lane < 16 && row < a.lq) {
+        char *orow =
+            (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h + (int64_t)row * a.o_t) * 2;
+        sa_bulk_s2g(orow, stage + lane * ROW_BYTES, D * 2);
+        sa_bulk_s2g_wait_read(); /* the block's shared memory must outlive the copy's reads */
     }
     if (a.nonfinite && __any_sync(0xffffffffu, nonfinite) && lane == 0)
         atomicExch(a.nonfinite, 1);

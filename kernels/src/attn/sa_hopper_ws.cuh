@@ -271,6 +271,14 @@
 #ifndef SA_HW_KS_EARLY64
 #define SA_HW_KS_EARLY64 0
 #endif
+/* 1: where head_dim is D and O's rows are 16-byte aligned, the epilogue stages each warp's 16
+ * rows of O in shared memory (stmatrix) and the copy engine stores each row whole
+ * (sa_h_epilogue_staged), instead of one 4-byte store per value pair with its address, column
+ * bound and non-finite tests (ncu at D=128 L=4K causal: the epilogue ~11 % of the consumers'
+ * warp samples). Same values; NC·4·16 rows of D·2 + 16 bytes more shared memory. */
+#ifndef SA_HW_EPI_STAGE
+#define SA_HW_EPI_STAGE 0
+#endif
 /* Consumer warpgroups per block, per head dim: three at D=128 (160 registers each), four at
  * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
  * loads, 468.3 against 451.6 TOPS for three at D=64 L=16K); one fewer with SA_HW_PAIR. */
@@ -327,7 +335,10 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
-    static constexpr int SMEM_BYTES = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0);
+    static constexpr bool EPI_STAGE = SA_HW_EPI_STAGE;
+    static constexpr int EPI_OFF = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0); /* 16-byte aligned */
+    static constexpr int EPI_WARP_BYTES = 16 * sa_h_epi_row_bytes<D>(); /* a warp's 16 rows */
+    static constexpr int SMEM_BYTES = EPI_OFF + (EPI_STAGE ? NC * 4 * EPI_WARP_BYTES : 0);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
     static_assert(STAGE_BYTES % 128 == 0, "stages stay 128-byte aligned");
     static_assert((STAGES & (STAGES - 1)) == 0, "SA_HW_STAGES: a power of two");
@@ -1162,7 +1173,12 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         if (SA_HW_PERSIST && SA_HW_FRESH_EPI)
             asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%tid.x;\nand.b32 %0, t, 3;\n}\n"
                          : "=r"(tq_e));
-        sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA>(a, o, r, b, h, bh, bhk, tq_e, tq, lane);
+        if (C::EPI_STAGE && sa_h_epi_stage_ok<D>(a))
+            sa_h_epilogue_staged<D, BF16, !SA_HW_ROWSUM_MMA>(
+                a, o, r, b, h, bh, bhk, tq_e, lane,
+                sQ + C::EPI_OFF + (c * 4 + warp) * C::EPI_WARP_BYTES);
+        else
+            sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA>(a, o, r, b, h, bh, bhk, tq_e, tq, lane);
     }
     if (C::PINGPONG && c == 0)
         sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */

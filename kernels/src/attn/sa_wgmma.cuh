@@ -216,6 +216,29 @@ SA_WG_DEVICE void sa_fence_proxy_async_smem()
 {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+/* Four 8x8 b16 matrices from the mma accumulator layout into shared memory: register i holds
+ * this lane's pair (row lane / 4, columns 2 (lane % 4), +1) of matrix i, and lane l gives the
+ * address of row l % 8 of matrix l / 8 (16 bytes each). */
+SA_WG_DEVICE void sa_stmatrix_x4(uint32_t addr, const uint32_t (&r)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+/* Shared -> global copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) by the
+ * copy engine, in this thread's bulk group; sa_bulk_s2g_wait_read: until every such copy of
+ * this thread has read its source (before the shared memory is reused or the block exits). */
+SA_WG_DEVICE void sa_bulk_s2g(void *dst, uint32_t src, uint32_t bytes)
+{
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+                 "cp.async.bulk.commit_group;\n" ::"l"(dst),
+                 "r"(src), "r"(bytes)
+                 : "memory");
+}
+SA_WG_DEVICE void sa_bulk_s2g_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
 /* One arrival (no transaction bytes) on a shared-memory mbarrier: a consumer releasing a stage. */
 SA_WG_DEVICE void sa_mbar_arrive(uint32_t bar)
 {
