@@ -274,10 +274,23 @@
 /* 1: where head_dim is D and O's rows are 16-byte aligned, the epilogue stages each warp's 16
  * rows of O in shared memory (stmatrix) and the copy engine stores each row whole
  * (sa_h_epilogue_staged), instead of one 4-byte store per value pair with its address, column
- * bound and non-finite tests (ncu at D=128 L=4K causal: the epilogue ~11 % of the consumers'
- * warp samples). Same values; NC·4·16 rows of D·2 + 16 bytes more shared memory. */
-#ifndef SA_HW_EPI_STAGE
-#define SA_HW_EPI_STAGE 0
+ * bound and non-finite tests (ncu at D=128 L=4K causal, bench/results/h200-2bb8542-ncu37.tgz:
+ * the epilogue ~11 % of the kernel's warp samples). The same bits; NC·4·16 rows of D·2 + 16
+ * bytes more shared memory (52 KB at D=128). Per head dim; SA_HW_EPI_STAGE sets both. Round 38
+ * (H200, bench/results/h200-<commit>-hopper38-variants.md, two runs each, TOPS end to end):
+ * D=128 L=1K 369.9-379.8 against 349.6-350.3, causal 250.1-250.4 against 237.1-238.9, L=4K
+ * 634.8-637.2 against 625.2-627.9, L=16K within noise; at D=64 1-2 % slower (L=4K 399.8-401.8
+ * against 410.4-410.5, L=16K 490.6-491.4 against 497.7-500.9: its epilogue is half the size and
+ * ptxas's key loop moved), so D=128 only. */
+#ifdef SA_HW_EPI_STAGE
+#define SA_HW_EPI_STAGE128 SA_HW_EPI_STAGE
+#define SA_HW_EPI_STAGE64 SA_HW_EPI_STAGE
+#endif
+#ifndef SA_HW_EPI_STAGE128
+#define SA_HW_EPI_STAGE128 1
+#endif
+#ifndef SA_HW_EPI_STAGE64
+#define SA_HW_EPI_STAGE64 0
 #endif
 /* Consumer warpgroups per block, per head dim: three at D=128 (160 registers each), four at
  * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
@@ -335,7 +348,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
-    static constexpr bool EPI_STAGE = SA_HW_EPI_STAGE;
+    static constexpr bool EPI_STAGE = D == 128 ? SA_HW_EPI_STAGE128 : SA_HW_EPI_STAGE64;
     static constexpr int EPI_OFF = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0); /* 16-byte aligned */
     static constexpr int EPI_WARP_BYTES = 16 * sa_h_epi_row_bytes<D>(); /* a warp's 16 rows */
     static constexpr int SMEM_BYTES = EPI_OFF + (EPI_STAGE ? NC * 4 * EPI_WARP_BYTES : 0);
