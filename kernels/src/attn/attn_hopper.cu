@@ -365,8 +365,7 @@ template <bool ROW_SUM, int W, bool SPEC_K = false, typename Beside = sa_h_nothi
 __device__ __forceinline__ void
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
                const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
-               bool need_mask, int n_live, int tq, Beside &&beside = Beside(),
-               const float2 *ks_loaded = nullptr)
+               bool need_mask, int n_live, int tq, Beside &&beside = Beside())
 {
     static_assert(W == 1 || !SA_H_KGROUP, "SA_H_KGROUP's factor is one tile's");
 #if SA_TEST_HOPPER_DIAG == 2
@@ -393,7 +392,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
         for (int nt = 0; nt < 8; ++nt) {
             float2 kv = make_float2(0.0f, 0.0f);
             if (!SA_H_KGROUP)
-                kv = ks_loaded ? ks_loaded[w * 8 + nt] : *(const float2 *)(ks[w] + nt * 8 + 2 * tq);
+                kv = *(const float2 *)(ks[w] + nt * 8 + 2 * tq);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const float k = (e & 1) ? kv.y : kv.x;
@@ -542,22 +541,12 @@ template <bool ROW_SUM, bool SPEC_K = false, typename Beside = sa_h_nothing>
 __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
                                              float kg, int k0, const sa_attn_args &a, int diag,
-                                             bool need_mask, int tq, Beside &&beside = Beside(),
-                                             const float2 *ks_loaded = nullptr)
+                                             bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
     sa_h_softmax_w<ROW_SUM, 1, SPEC_K>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha,
                                        r, ks1, kg, k0, a, diag, need_mask, 1, tq,
-                                       static_cast<Beside &&>(beside), ks_loaded);
-}
-
-/* A tile's K scales of this lane (the pairs sa_h_softmax_w reads), loaded ahead of its use
- * (SA_HW_KS_EARLY). */
-__device__ __forceinline__ void sa_h_load_ks(float2 (&kv)[8], const float *ks, int tq)
-{
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-        kv[nt] = *(const float2 *)(ks + nt * 8 + 2 * tq);
+                                       static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma

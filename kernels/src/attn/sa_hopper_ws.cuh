@@ -240,37 +240,6 @@
 #ifndef SA_HW_D64_PAIR_MIN_KV
 #define SA_HW_D64_PAIR_MIN_KV 8192
 #endif
-/* 1: Q·Kᵀ of tile j+1 issued before tile j's softmax, into a second S accumulator (the
- * key loop unrolled by two so that each accumulator is a compile-time one), so the softmax
- * never waits for its Q·Kᵀ's latency: a step issues Q·Kᵀ(j+1) and P·V(j-1), waits for Q·Kᵀ(j)
- * (issued a step ago), runs softmax(j) under both, then waits for P·V(j-1) and rescales O.
- * (Issued after P·V(j-1), Q·Kᵀ(j+1)'s issue waited for P·V(j-1) to drain and took the softmax's
- * start with it: round 37, 576.8 against 790.7 TOPS at D=128 L=16K.) The 32 more registers need one consumer fewer: two at D=128 (240 registers),
- * three at D=64 (160). Per head dim; SA_HW_QK_AHEAD sets both. */
-#ifdef SA_HW_QK_AHEAD
-#define SA_HW_QK_AHEAD128 SA_HW_QK_AHEAD
-#define SA_HW_QK_AHEAD64 SA_HW_QK_AHEAD
-#endif
-#ifndef SA_HW_QK_AHEAD128
-#define SA_HW_QK_AHEAD128 0
-#endif
-#ifndef SA_HW_QK_AHEAD64
-#define SA_HW_QK_AHEAD64 0
-#endif
-/* 1: in the one-tile key loop's steps, the tile's K scales (16 floats per lane) loaded right
- * after the Q·Kᵀ and P·V issue, before the wait for Q·Kᵀ, so that their latency hides under it;
- * ptxas otherwise places the eight LDS.64 after the wait, ahead of the first dequantizing FFMA.
- * Per head dim; SA_HW_KS_EARLY sets both. */
-#ifdef SA_HW_KS_EARLY
-#define SA_HW_KS_EARLY128 SA_HW_KS_EARLY
-#define SA_HW_KS_EARLY64 SA_HW_KS_EARLY
-#endif
-#ifndef SA_HW_KS_EARLY128
-#define SA_HW_KS_EARLY128 0
-#endif
-#ifndef SA_HW_KS_EARLY64
-#define SA_HW_KS_EARLY64 0
-#endif
 /* 1: where head_dim is D and O's rows are 16-byte aligned, the epilogue stages each warp's 16
  * rows of O in shared memory (stmatrix) and the copy engine stores each row whole
  * (sa_h_epilogue_staged), instead of one 4-byte store per value pair with its address, column
@@ -296,10 +265,10 @@
  * D=64 (112 each, which P·V in O leaves room for: round 14, with SA_HW_FOLDN64=0 and the bias
  * loads, 468.3 against 451.6 TOPS for three at D=64 L=16K); one fewer with SA_HW_PAIR. */
 #ifndef SA_HW_NC128
-#define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : SA_HW_PAIR128 || SA_HW_QK_AHEAD128 ? 2 : 3)
+#define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : SA_HW_PAIR128 ? 2 : 3)
 #endif
 #ifndef SA_HW_NC64
-#define SA_HW_NC64 (SA_HW_PAIR64 || SA_HW_QK_AHEAD64 ? 3 : 4)
+#define SA_HW_NC64 (SA_HW_PAIR64 ? 3 : 4)
 #endif
 
 /* Whether the other switches leave the SA_HW_PAIR form buildable at head dim D: it is a form of
@@ -328,8 +297,6 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
     static constexpr bool PAIR = PAIR_K || (D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64);
-    static constexpr bool KS_EARLY = D == 128 ? SA_HW_KS_EARLY128 : SA_HW_KS_EARLY64;
-    static constexpr bool QK_AHEAD = !PAIR && (D == 128 ? SA_HW_QK_AHEAD128 : SA_HW_QK_AHEAD64);
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -373,11 +340,6 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static_assert(!PAIR || sa_hw_pair_possible<D>(),
                   "SA_HW_PAIR is a form of the default loop (P·V in O, row sums by their own "
                   "wgmma, lazy rescale, Q in registers, one tile per block)");
-    static_assert(!QK_AHEAD || (FOLDN == 0 && ROWSUM_SEP && SA_HW_LAZY_RESCALE && SA_HW_OVERLAP &&
-                                SA_HW_QREG && !PINGPONG && !FOLD_IN_EXP && !SA_H_KGROUP &&
-                                STAGES >= 4),
-                  "SA_HW_QK_AHEAD is a form of the default loop (P·V in O, row sums by their "
-                  "own wgmma, lazy rescale, Q in registers)");
     static_assert(PRODUCER_REGS + NC * CONSUMER_REGS <= (NC + 1) * ENTRY_REGS,
                   "setmaxnreg asks for no more registers than the block owns (else it hangs)");
 };
@@ -903,110 +865,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     last(it0, s1_first, no);
                 }
             }
-        } else if constexpr (C::QK_AHEAD) {
-            /* SA_HW_QK_AHEAD: S of tile j in acc[j & 1]; Q·Kᵀ(j+1) in flight under softmax(j). */
-            if (n_c > 0) {
-                int32_t acc[2][32];
-                uint32_t pa[2][4];
-                float alpha_prev[2];
-                constexpr std::integral_constant<bool, false> no{};
-                constexpr std::integral_constant<bool, true> yes{};
-                auto touch_s = [&](int32_t(&s)[32]) {
-#pragma unroll
-                    for (int i = 0; i < 32; ++i)
-                        sa_wg_touch(s[i]);
-                };
-                wait_full(it0);
-                issue_qk(acc[0], it0, set_bias);
-                if (n_c > 1) {
-                    wait_full(it0 + 1);
-                    issue_qk(acc[1], it0 + 1, set_bias);
-                    sa_wg_wait<1>();
-                } else {
-                    sa_wg_wait<0>();
-                }
-                touch_s(acc[0]);
-                sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc[0], pa, alpha_prev, r, ks_of(it0), 0.0f, 0, a,
-                                                diag, need_mask(0), tq);
-                /* Step j (S(j) in acc[CUR], its Q·Kᵀ issued; P(j-1) in pa): P·V(j-1) issued,
-                 * Q·Kᵀ(j) waited for, Q·Kᵀ(j+1) issued into the other accumulator (AHEAD),
-                 * softmax(j), P·V(j-1) waited for, O brought to tile j's max. */
-                auto step = [&](int j, auto cur_c, auto carry_c, auto ahead_c, auto set_bias_c) {
-                    constexpr int CUR = decltype(cur_c)::value;
-                    constexpr bool CARRY = decltype(carry_c)::value;
-                    constexpr bool AHEAD = decltype(ahead_c)::value;
-                    const int it = it0 + j;
-                    if constexpr (AHEAD) {
-                        if (!decltype(set_bias_c)::value) /* SA_HW_BIAS_PRELOAD */
-                            sa_hw_bias_load(acc[CUR ^ 1], sQ + C::BIAS_OFF);
-                        wait_full(it + 1);
-                        issue_qk(acc[CUR ^ 1], it + 1, set_bias_c); /* fences, commits */
-                    } else {
-                        sa_wg_fence();
-                    }
-                    sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it - 1), CARRY ? 1 : 0);
-                    sa_wg_commit(); /* P·V(j-1) */
-                    if constexpr (AHEAD)
-                        sa_wg_wait<2>(); /* Q·Kᵀ(j), issued a step ago */
-                    else
-                        sa_wg_wait<1>();
-                    touch_s(acc[CUR]);
-                    uint32_t pn[2][4];
-                    float alpha[2];
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(acc[CUR], pn, alpha, r, ks_of(it),
-                                                            0.0f, j * SA_CTA_K, a, diag,
-                                                            need_mask(j * SA_CTA_K), tq);
-                    sa_wg_wait<0>(); /* P·V(j-1) (and Q·Kᵀ(j+1), issued before it) */
-                    sa_wg_keep(pa);
-                    release(it - 1);
-                    rescale_held(alpha, alpha_prev, carry_c);
-#pragma unroll
-                    for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                        for (int i = 0; i < 4; ++i)
-                            pa[kk][i] = pn[kk][i];
-                };
-                constexpr std::integral_constant<int, 0> s0{};
-                constexpr std::integral_constant<int, 1> s1{};
-                if (n_c > 1) {
-                    /* j = 1 (P·V(0) fresh), then pairs (odd j in acc[1], even in acc[0]), the
-                     * last step without a Q·Kᵀ ahead */
-                    int j = 1;
-                    if (n_c > 2) {
-                        step(1, s1, no, yes, set_bias);
-                        j = 2;
-#pragma unroll 1
-                        for (; j + 2 < n_c; j += 2) {
-                            step(j, s0, yes, yes, loop_bias);
-                            step(j + 1, s1, yes, yes, loop_bias);
-                        }
-                        if (j + 1 < n_c) { /* n_c - 1 odd: one more even step ahead */
-                            step(j, s0, yes, yes, loop_bias);
-                            step(j + 1, s1, yes, no, loop_bias);
-                        } else {
-                            step(j, s0, yes, no, loop_bias);
-                        }
-                    } else {
-                        step(1, s1, no, no, set_bias);
-                    }
-                }
-                /* the last tile's P·V (onto the held tile unless it is the only one), then O
-                 * takes the held tile */
-                auto last = [&](auto carry_c) {
-                    sa_wg_fence();
-                    sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it0 + n_c - 1),
-                                         decltype(carry_c)::value ? 1 : 0);
-                    sa_wg_commit();
-                    sa_wg_wait<0>();
-                    sa_wg_keep(pa);
-                    release(it0 + n_c - 1);
-                    fold(alpha_prev);
-                };
-                if (n_c > 1)
-                    last(yes);
-                else
-                    last(no);
-            }
         } else
 #endif
             if (n_c > 0) {
@@ -1030,7 +888,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
              * holding and folding makes ptxas serialize every wgmma (C7513). */
             auto step = [&](int j, auto carry_c, auto hold_c, auto set_bias_c) {
                 constexpr bool CARRY = decltype(carry_c)::value, HOLD = decltype(hold_c)::value;
-                constexpr bool KS_EARLY = C::KS_EARLY && !C::FOLD_IN_EXP;
                 const int it = it0 + j;
                 if (!decltype(set_bias_c)::value) /* SA_HW_BIAS_PRELOAD */
                     sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
@@ -1041,9 +898,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 sa_wg_commit(); /* group 2: P·V(j-1) */
                 turn_end();
                 const float kg = kg_of(it);
-                float2 kv[8]; /* SA_HW_KS_EARLY: the K scales loaded under the Q·Kᵀ */
-                if constexpr (KS_EARLY)
-                    sa_h_load_ks(kv, ks_of(it), tq);
                 sa_wg_wait<1>();
 #pragma unroll
                 for (int i = 0; i < 32; ++i)
@@ -1069,9 +923,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(
-                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
-                        need_mask(j * SA_CTA_K), tq, sa_h_nothing(), KS_EARLY ? kv : nullptr);
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(acc, pn, alpha, r, ks_of(it), kg,
+                                                            j * SA_CTA_K, a, diag,
+                                                            need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c);
