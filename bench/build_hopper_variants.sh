@@ -101,10 +101,11 @@ shift
 # h200-<commit>-hopper37-variants.md. Round 37b: the K scales loaded before the wait for Q·Kᵀ
 # (ke: SA_HW_KS_EARLY128=1; ptxas keeps one value of the D=128 SPEC_K loop in local memory).
 # Round 38: the epilogue through shared memory, O's rows stored whole by the copy engine (es:
-# SA_HW_EPI_STAGE=1).
+# SA_HW_EPI_STAGE=1): h200-<commit>-hopper38-variants.md (the default at D=128 since). Round
+# 38b: the one-warpgroup kernel's epilogue likewise (hes: SA_H_EPI_STAGE=1).
 all_variants=(
     "landed|"
-    "es|-DSA_HW_EPI_STAGE=1"
+    "hes|-DSA_H_EPI_STAGE=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

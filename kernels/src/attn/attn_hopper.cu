@@ -50,6 +50,26 @@ __device__ __forceinline__ size_t sa_h_ks_index(size_t keys)
     return SA_H_KGROUP ? keys / SA_H_KGROUP_KEYS : keys;
 }
 
+/* Row stride of the epilogue's staging area (sa_h_epilogue_staged): 16 bytes past a row, so that the eight rows of a stmatrix
+ * land in distinct banks. */
+template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
+{
+    return D * 2 + 16;
+}
+
+/* 1: the one-warpgroup kernel's epilogue through shared memory too (sa_h_epilogue_staged), as
+ * SA_HW_EPI_STAGE says for the warp-specialized kernel; per head dim. */
+#ifdef SA_H_EPI_STAGE
+#define SA_H_EPI_STAGE128 SA_H_EPI_STAGE
+#define SA_H_EPI_STAGE64 SA_H_EPI_STAGE
+#endif
+#ifndef SA_H_EPI_STAGE128
+#define SA_H_EPI_STAGE128 0
+#endif
+#ifndef SA_H_EPI_STAGE64
+#define SA_H_EPI_STAGE64 0
+#endif
+
 template <int D> struct sa_htile {
     static constexpr int Q_BYTES = SA_H_ROWS * D; /* int8 Q, core-matrix order */
     static constexpr int K_BYTES = SA_CTA_K * D;  /* int8 K tile */
@@ -59,7 +79,11 @@ template <int D> struct sa_htile {
     static constexpr int KS_SLOT = SA_H_KGROUP ? 128 : KS_BYTES;
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_SLOT;
     static constexpr int BAR_OFF = Q_BYTES + SA_H_STAGES * STAGE_BYTES;
-    static constexpr int SMEM_BYTES = BAR_OFF + 8 * (SA_H_STAGES + 1);
+    static constexpr bool EPI_STAGE = D == 128 ? SA_H_EPI_STAGE128 : SA_H_EPI_STAGE64;
+    static constexpr int EPI_OFF = (BAR_OFF + 8 * (SA_H_STAGES + 1) + 15) / 16 * 16;
+    static constexpr int EPI_WARP_BYTES = 16 * sa_h_epi_row_bytes<D>(); /* a warp's 16 rows */
+    static constexpr int SMEM_BYTES =
+        EPI_STAGE ? EPI_OFF + 4 * EPI_WARP_BYTES : BAR_OFF + 8 * (SA_H_STAGES + 1);
     /* Core-matrix strides: K-direction neighbours are 128 bytes apart; row groups of 8 are
      * 8 * (row bytes) apart (Q, K: D bytes per row; Vᵀ: 64 key bytes per channel). */
     static constexpr uint32_t QK_SBO = 8 * D;
@@ -229,13 +253,6 @@ template <int D> __device__ __forceinline__ bool sa_h_epi_stage_ok(const sa_attn
 {
     return a.d == D && ((uintptr_t)a.o & 15) == 0 && ((a.o_b * 2) & 15) == 0 &&
            ((a.o_h * 2) & 15) == 0 && ((a.o_t * 2) & 15) == 0;
-}
-
-/* Row stride of the staging area: 16 bytes past a row, so that the eight rows of a stmatrix
- * land in distinct banks. */
-template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
-{
-    return D * 2 + 16;
 }
 
 /* The epilogue through shared memory (where sa_h_epi_stage_ok): the same values as
@@ -849,7 +866,11 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
     }
 #endif
 
-    sa_h_epilogue<D, BF16, true>(a, o, r, b, h, bh, bhk, tq, tq, lane);
+    if (T::EPI_STAGE && sa_h_epi_stage_ok<D>(a))
+        sa_h_epilogue_staged<D, BF16, true>(a, o, r, b, h, bh, bhk, tq, lane,
+                                            sQ + T::EPI_OFF + warp * T::EPI_WARP_BYTES);
+    else
+        sa_h_epilogue<D, BF16, true>(a, o, r, b, h, bh, bhk, tq, tq, lane);
 #else
     (void)a;
     __trap();
