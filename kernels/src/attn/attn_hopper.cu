@@ -58,7 +58,11 @@ template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
 }
 
 /* 1: the one-warpgroup kernel's epilogue through shared memory too (sa_h_epilogue_staged), as
- * SA_HW_EPI_STAGE says for the warp-specialized kernel; per head dim. */
+ * SA_HW_EPI_STAGE says for the warp-specialized kernel; per head dim, SA_H_EPI_STAGE sets both.
+ * Round 38b (H200, bench/results/h200-<commit>-hopper38-variants.md, two runs each, TOPS end to
+ * end; the same bits, memcheck and racecheck clean): D=64 L=1K 279.9-280.4 against 275.3-276.3,
+ * causal 196.4-197.5 against 193.2-194.6, L=2K 335.0-335.2 against 331.5-332.6. D=128 runs
+ * the warp-specialized kernel at every length, so its switch stays off (not measured). */
 #ifdef SA_H_EPI_STAGE
 #define SA_H_EPI_STAGE128 SA_H_EPI_STAGE
 #define SA_H_EPI_STAGE64 SA_H_EPI_STAGE
@@ -67,7 +71,7 @@ template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
 #define SA_H_EPI_STAGE128 0
 #endif
 #ifndef SA_H_EPI_STAGE64
-#define SA_H_EPI_STAGE64 0
+#define SA_H_EPI_STAGE64 1
 #endif
 
 template <int D> struct sa_htile {
