@@ -98,14 +98,16 @@ shift
 # no gain, removed from the source; in git at 55cbf0e): h200-55cbf0e-hopper35c-variants.md.
 # Round 37: Q·Kᵀ(j+1) issued before softmax(j) into a second S accumulator, with two D=128
 # consumers of 240 registers (a2: SA_HW_QK_AHEAD128=1), and two consumers without it (nc2):
-# h200-<commit>-hopper37-variants.md. Round 37b: the K scales loaded before the wait for Q·Kᵀ
+# h200-f20847d-hopper37-variants.md. Round 37b: the K scales loaded before the wait for Q·Kᵀ
 # (ke: SA_HW_KS_EARLY128=1; ptxas keeps one value of the D=128 SPEC_K loop in local memory).
+# Neither gained: both switches removed from the source (in git at f20847d).
 # Round 38: the epilogue through shared memory, O's rows stored whole by the copy engine (es:
-# SA_HW_EPI_STAGE=1): h200-<commit>-hopper38-variants.md (the default at D=128 since). Round
-# 38b: the one-warpgroup kernel's epilogue likewise (hes: SA_H_EPI_STAGE=1).
+# SA_HW_EPI_STAGE=1): h200-a4427fb-hopper38-variants.md (the default at D=128 since). Round
+# 38b: the one-warpgroup kernel's epilogue likewise (hes: SA_H_EPI_STAGE=1; the default at D=64
+# since). noes: both epilogues as before round 38.
 all_variants=(
     "landed|"
-    "hes|-DSA_H_EPI_STAGE=1"
+    "noes|-DSA_HW_EPI_STAGE=0 -DSA_H_EPI_STAGE=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

@@ -50,8 +50,8 @@ __device__ __forceinline__ size_t sa_h_ks_index(size_t keys)
     return SA_H_KGROUP ? keys / SA_H_KGROUP_KEYS : keys;
 }
 
-/* Row stride of the epilogue's staging area (sa_h_epilogue_staged): 16 bytes past a row, so that the eight rows of a stmatrix
- * land in distinct banks. */
+/* Row stride of the epilogue's staging area (sa_h_epilogue_staged): 16 bytes past a row, so that
+ * the eight rows of a stmatrix land in distinct banks. */
 template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
 {
     return D * 2 + 16;
@@ -59,7 +59,7 @@ template <int D> __host__ __device__ constexpr int sa_h_epi_row_bytes()
 
 /* 1: the one-warpgroup kernel's epilogue through shared memory too (sa_h_epilogue_staged), as
  * SA_HW_EPI_STAGE says for the warp-specialized kernel; per head dim, SA_H_EPI_STAGE sets both.
- * Round 38b (H200, bench/results/h200-<commit>-hopper38-variants.md, two runs each, TOPS end to
+ * Round 38b (H200, bench/results/h200-a4427fb-hopper38-variants.md, two runs each, TOPS end to
  * end; the same bits, memcheck and racecheck clean): D=64 L=1K 279.9-280.4 against 275.3-276.3,
  * causal 196.4-197.5 against 193.2-194.6, L=2K 335.0-335.2 against 331.5-332.6. D=128 runs
  * the warp-specialized kernel at every length, so its switch stays off (not measured). */
@@ -265,10 +265,9 @@ template <int D> __device__ __forceinline__ bool sa_h_epi_stage_ok(const sa_attn
  * lane of the first 16: D/16 stmatrix and one copy per row instead of a 4-byte store per value
  * pair with its address, bound and non-finite tests. */
 template <int D, bool BF16, bool QUAD_SUM>
-__device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a,
-                                                     const float (&o)[D / 2], const sa_h_rows &r,
-                                                     int b, int h, size_t bh, size_t bhk, int tq,
-                                                     int lane, uint32_t stage)
+__device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, const float (&o)[D / 2],
+                                                     const sa_h_rows &r, int b, int h, size_t bh,
+                                                     size_t bhk, int tq, int lane, uint32_t stage)
 {
     constexpr int NO = D / 8, ROW_BYTES = sa_h_epi_row_bytes<D>();
     const float *vs = a.vscale + bhk * D;
@@ -299,9 +298,9 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a,
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 const int nt = n0 + i + (k >> 1), hh = k & 1;
-                m[k] = sa_h_epi_pair<BF16>(o[nt * 4 + 2 * hh], o[nt * 4 + 2 * hh + 1], e.inv[hh],
-                                           vscale[i + (k >> 1)], vmean[i + (k >> 1)],
-                                           e.add_mean[hh]);
+                m[k] =
+                    sa_h_epi_pair<BF16>(o[nt * 4 + 2 * hh], o[nt * 4 + 2 * hh + 1], e.inv[hh],
+                                        vscale[i + (k >> 1)], vmean[i + (k >> 1)], e.add_mean[hh]);
                 nf[hh] |= (m[k] & EXP2) + LSB2;
             }
             sa_stmatrix_x4(my_row + (n0 + i) * 16, m);

@@ -246,7 +246,7 @@
  * bound and non-finite tests (ncu at D=128 L=4K causal, bench/results/h200-2bb8542-ncu37.tgz:
  * the epilogue ~11 % of the kernel's warp samples). The same bits; NC·4·16 rows of D·2 + 16
  * bytes more shared memory (52 KB at D=128). Per head dim; SA_HW_EPI_STAGE sets both. Round 38
- * (H200, bench/results/h200-<commit>-hopper38-variants.md, two runs each, TOPS end to end):
+ * (H200, bench/results/h200-a4427fb-hopper38-variants.md, two runs each, TOPS end to end):
  * D=128 L=1K 369.9-379.8 against 349.6-350.3, causal 250.1-250.4 against 237.1-238.9, L=4K
  * 634.8-637.2 against 625.2-627.9, L=16K within noise; at D=64 1-2 % slower (L=4K 399.8-401.8
  * against 410.4-410.5, L=16K 490.6-491.4 against 497.7-500.9: its epilogue is half the size and
@@ -316,7 +316,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
     static constexpr bool EPI_STAGE = D == 128 ? SA_HW_EPI_STAGE128 : SA_HW_EPI_STAGE64;
-    static constexpr int EPI_OFF = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0); /* 16-byte aligned */
+    static constexpr int EPI_OFF = BIAS_OFF + (BIAS_PRELOAD ? 16 : 0);  /* 16-byte aligned */
     static constexpr int EPI_WARP_BYTES = 16 * sa_h_epi_row_bytes<D>(); /* a warp's 16 rows */
     static constexpr int SMEM_BYTES = EPI_OFF + (EPI_STAGE ? NC * 4 * EPI_WARP_BYTES : 0);
     static constexpr int OT = SA_HW_ROWSUM_MMA && !ROWSUM_SEP ? D / 2 + 4 : D / 2; /* P·V acc. */
