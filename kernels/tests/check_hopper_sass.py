@@ -3,7 +3,9 @@ each kernel's main loop (the backward branch whose body holds the most warpgroup
 Q·Kᵀ as INT8 wgmma (IGMMA ... S8.S8, D/32 per 64-key tile) and P·V as E4M3 wgmma with an FP32
 accumulator (QGMMA ... F32.E4M3.E4M3, 2 per tile; a loop may hold two tiles; P's row sums may
 have their own QGMMA.64x8x32, 2 per tile, SA_HW_ROWSUM_SEP), and touch no local memory; the
-warp-specialized kernel must also set its register budgets (USETMAXREG).
+warp-specialized kernel must also set its register budgets (USETMAXREG); the kernels whose
+epilogue goes through shared memory by default (warp-specialized D=128, one-warpgroup D=64) must
+hold its stmatrix (STSM) and bulk shared-to-global copies (UBLKCP.G.S).
 
 python3 kernels/tests/check_hopper_sass.py LISTING [LISTING...]   exit 0 when every check passes
 """
@@ -93,6 +95,13 @@ def check(k):
         why.append("%d local-memory accesses (spills) in the loop" % len(local))
     if k["ws"] and not any(o.startswith("USETMAXREG") for o in k["ops"]):
         why.append("no USETMAXREG (setmaxnreg ignored: entry register count unknown?)")
+    # The epilogue through shared memory (SA_HW_EPI_STAGE at D=128, SA_H_EPI_STAGE at D=64, the
+    # defaults): stmatrix, then the copy engine's shared -> global row copies.
+    if (k["ws"] and k["d"] == 128) or (not k["ws"] and k["d"] == 64):
+        if not any(o.startswith("STSM.16.M88.4") for o in k["ops"]):
+            why.append("no STSM.16.M88.4 (the staged epilogue's stmatrix)")
+        if not any(o.startswith("UBLKCP.G.S") for o in k["ops"]):
+            why.append("no UBLKCP.G.S (the staged epilogue's row copies to O)")
     return why
 
 
