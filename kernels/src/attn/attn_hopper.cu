@@ -174,6 +174,20 @@ __device__ __forceinline__ sa_h_epi_rows sa_h_epi_row_part(const sa_attn_args &a
     return e;
 }
 
+/* V's channel scales and means (vm: NULL where V is not smoothed) of the lane's column pairs in
+ * n8 chunks n0..n0+B-1: one batch, loaded ahead of the stores it feeds. */
+template <int B>
+__device__ __forceinline__ void sa_h_epi_load_v(float2 (&vscale)[B], float2 (&vmean)[B],
+                                                const float *vs, const float *vm, int n0, int tq)
+{
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+        const int col = (n0 + i) * 8 + 2 * tq;
+        vscale[i] = *(const float2 *)(vs + col);
+        vmean[i] = vm ? *(const float2 *)(vm + col) : make_float2(0.0f, 0.0f);
+    }
+}
+
 /* One output pair: O's two values normalised, V's scale undone and its means added back. */
 template <bool BF16>
 __device__ __forceinline__ uint32_t sa_h_epi_pair(float o0, float o1, float inv, float2 vscale,
@@ -217,12 +231,7 @@ __device__ __forceinline__ void sa_h_epilogue(const sa_attn_args &a, const float
 #pragma unroll
     for (int n0 = 0; n0 < NO; n0 += EPI_BATCH) {
         float2 vscale[EPI_BATCH], vmean[EPI_BATCH];
-#pragma unroll
-        for (int i = 0; i < EPI_BATCH; ++i) {
-            const int col = (n0 + i) * 8 + 2 * tq_col;
-            vscale[i] = *(const float2 *)(vs + col);
-            vmean[i] = vm ? *(const float2 *)(vm + col) : make_float2(0.0f, 0.0f);
-        }
+        sa_h_epi_load_v(vscale, vmean, vs, vm, n0, tq_col);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             if (!e.live[hh])
@@ -286,12 +295,7 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
 #pragma unroll
     for (int n0 = 0; n0 < NO; n0 += EPI_BATCH) {
         float2 vscale[EPI_BATCH], vmean[EPI_BATCH];
-#pragma unroll
-        for (int i = 0; i < EPI_BATCH; ++i) {
-            const int col = (n0 + i) * 8 + 2 * tq;
-            vscale[i] = *(const float2 *)(vs + col);
-            vmean[i] = vm ? *(const float2 *)(vm + col) : make_float2(0.0f, 0.0f);
-        }
+        sa_h_epi_load_v(vscale, vmean, vs, vm, n0, tq);
 #pragma unroll
         for (int i = 0; i < EPI_BATCH; i += 2) {
             uint32_t m[4];
