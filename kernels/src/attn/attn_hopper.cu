@@ -312,13 +312,12 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
     }
     const bool nonfinite =
         (e.live[0] && (nf[0] & 0x80008000u) != 0) || (e.live[1] && (nf[1] & 0x80008000u) != 0);
-    /* The warp meets, then each lane's proxy fence: for the other lanes' stmatrix writes the
-     * fence lies on the causality path to this lane's copy, which is what the PTX memory model
-     * asks of a generic-proxy write read by the async proxy ("proxy-preserved base causality
-     * order"). The fence first and then the meeting (the usual order) moved ptxas's D=128 key
-     * loop; this order is the one measured. */
-    __syncwarp();
+    /* Each lane's stmatrix writes made visible to the async proxy, then the warp meets: the copy
+     * engine reads rows that other lanes wrote (the CUDA programming guide's order for a bulk
+     * store from shared memory). Round 38 measured the meeting before the fence; this order
+     * gives every key loop the same instructions, only other register numbers at D=128. */
     sa_fence_proxy_async_smem();
+    __syncwarp();
     const int row = r.row0 - (lane >> 2) + lane; /* row0: the warp's first row + lane / 4 */
     if (lane < 16 && row < a.lq) {
         char *orow =
