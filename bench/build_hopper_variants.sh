@@ -105,9 +105,12 @@ shift
 # SA_HW_EPI_STAGE=1): h200-a4427fb-hopper38-variants.md (the default at D=128 since). Round
 # 38b: the one-warpgroup kernel's epilogue likewise (hes: SA_H_EPI_STAGE=1; the default at D=64
 # since). noes: both epilogues as before round 38.
+# Round 39: K's smoothing mean from every 4th / 8th key (km4, km8: SA_KMEAN_STRIDE, the
+# statistics pass then reads a quarter / an eighth of K; sa_internal.h).
 all_variants=(
     "landed|"
-    "noes|-DSA_HW_EPI_STAGE=0 -DSA_H_EPI_STAGE=0"
+    "km4|-DSA_KMEAN_STRIDE=4"
+    "km8|-DSA_KMEAN_STRIDE=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -138,7 +141,7 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
-    *SA_H_KGROUP* | *SA_VT_* | *SA_STAT_* | *SA_RQ_*) # the pre-pass's own switches
+    *SA_H_KGROUP* | *SA_VT_* | *SA_STAT_* | *SA_RQ_* | *SA_KMEAN_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;

@@ -5,8 +5,9 @@
 #     e.g. bash bench/device_variants.sh .gpu/h35 h0 1024,4096,16384 128,64 h1
 # 1. SAME (comma-separated names): each must give the first variant's output bit for bit
 #    (bench/prepass_same.py --quick: O, LSE, workspace and the non-finite flag, int8-fp8-wgmma);
-# 2. every other variant (the first too): bench.py's accuracy matrix of int8-fp8-wgmma, with and without the LSE
-#    (the kernel quantizes Q itself only without it), into acc-NAME[-nolse].json;
+# 2. every other variant (the first too): bench.py's accuracy matrix of int8-fp8-wgmma (or of the
+#    modes in ACC_MODES, comma-separated), with and without the LSE (the kernel quantizes Q itself
+#    only without it), into acc-NAME[-nolse].json;
 # 3. SANITIZE (a name, default the second variant): compute-sanitizer memcheck over bench.py's
 #    small accuracy cases, with and without the LSE;
 # 4. bench/device_sweep.sh DIR 2 LENS DIMS: every variant timed against SDPA, twice, in both orders.
@@ -39,7 +40,7 @@ for n in $names; do
         for lse in "" --no-lse; do
             tag=$n${lse:+-nolse}
             # shellcheck disable=SC2086
-            timeout 150 python3 bench/bench.py --lib "$(lib "$n")" --modes int8-fp8-wgmma \
+            timeout 240 python3 bench/bench.py --lib "$(lib "$n")" --modes "${ACC_MODES:-int8-fp8-wgmma}" \
                 --skip-speed --no-sdpa $lse --out "$OUT/acc-$tag.json" >"$OUT/acc-$tag.log" 2>&1
             el "$tag accuracy rc=$?"
         done

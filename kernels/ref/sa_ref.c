@@ -129,11 +129,12 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
             kv->v[e] = c < d ? sa_ref_load(p->v, p->v_stride, p->dtype, b, hk, j, c) : 0.0f;
         }
     if (quantized && cfg->smooth_k) {
-        for (int c = 0; c < d; c++) {
+        const int n = SA_KMEAN_COUNT(lkv); /* the sampled keys (sa_internal.h) */
+        for (int c = 0; c < d && n > 0; c++) {
             double sum = 0.0;
-            for (int j = 0; j < lkv; j++)
+            for (int j = SA_KMEAN_PHASE; j < lkv; j += SA_KMEAN_STRIDE)
                 sum += kv->k[(size_t)j * dp + c];
-            kv->kmean[c] = (float)(sum / lkv);
+            kv->kmean[c] = (float)(sum / n);
         }
         for (int j = 0; j < lkv; j++)
             for (int c = 0; c < dp; c++)

@@ -15,12 +15,30 @@
 /* ---- Quantization granularity (int8-fp16 and int8-fp8) ----
  * Q: one scale per token (row of head_dim values), scale = absmax(row) / SA_INT8_MAX, and the
  *    scale stored for the kernel is multiplied by sm_scale * SA_LOG2E (softmax runs in base 2).
- * K: the mean over the kv sequence (per batch, kv head, channel) is subtracted first (in fp32,
- *    from the fp16/bf16 input), then one scale per token like Q.
+ * K: the mean over the kv sequence's sample (per batch, kv head, channel; SA_KMEAN_STRIDE) is
+ *    subtracted first (in fp32, from the fp16/bf16 input), then one scale per token like Q.
  * int8 value = round-to-nearest-even(x * (SA_INT8_MAX / absmax)), clamped to +-SA_INT8_MAX;
  *    a row whose absmax is 0 is quantized as if absmax were 1 (all int8 zero, scale 1/127), so
  *    every stored scale is positive (the kernel relies on it). */
 #define SA_Q_QUANT_ROWS 1
+/* K's mean for the smoothing from every SA_KMEAN_STRIDE-th key only (keys j with j %
+ * SA_KMEAN_STRIDE == SA_KMEAN_PHASE), so the statistics pass reads a fraction of K (it reads
+ * all of V, whose mean, max and min it needs). Any vector subtracted from every key leaves
+ * softmax's output unchanged (each row's scores move by one constant, q.m, which the LSE adds
+ * back), so the sample only has to be near the mean for the per-token scales to stay small.
+ * The phase keeps key 0 (often an outlier: an attention sink) out of the sample. With no
+ * sampled key (kv_len <= SA_KMEAN_PHASE) the mean is 0. 1: every key (SA_KMEAN_PHASE 0), as
+ * before round 39. Measured on the H200 (bench/results/h200-f99a1cd-kmean39.md): the statistics
+ * kernel 76.4 -> 61.9 us at D=128 L=1K B=16 H=32 (ncu), whole int8-fp8-wgmma calls -3.4 % there,
+ * -1.3 % at L=2K, -0.5 % at L=16K; bench.py's accuracy matrix and the self-test unchanged to
+ * noise; the C reference over twelve seeds (kernels/ALGORITHM.md) no worse on q-x10. */
+#ifndef SA_KMEAN_STRIDE
+#define SA_KMEAN_STRIDE 4
+#endif
+#define SA_KMEAN_PHASE (SA_KMEAN_STRIDE / 2)
+/* Keys in the sample of lkv >= 0 keys, ceil((lkv - phase) / stride) or 0 (a macro: the C reference
+ * and the device code both use it). */
+#define SA_KMEAN_COUNT(lkv) (((lkv) + SA_KMEAN_STRIDE - 1 - SA_KMEAN_PHASE) / SA_KMEAN_STRIDE)
 #define SA_K_QUANT_ROWS 1
 /* int8-fp8-wgmma with SA_H_KGROUP = 1: K has one scale per group of SA_H_KGROUP_KEYS keys of a
  * 64-key tile, the keys one lane quad of the attention kernel holds in its S columns (key % 8

@@ -560,9 +560,28 @@ static void test_layouts_agree(void)
     sa_tensors_free(&b);
 }
 
+/* K's mean sample (SA_KMEAN_STRIDE, sa_internal.h): the count the kernels divide by is the number
+ * of keys j < kv_len with j % SA_KMEAN_STRIDE == SA_KMEAN_PHASE, and key 0 is outside the sample
+ * whenever it is one. */
+static void test_kmean_sample(void)
+{
+    for (int lkv = 0; lkv <= 1100; lkv++) {
+        int n = 0;
+        for (int j = 0; j < lkv; j++)
+            n += j % SA_KMEAN_STRIDE == SA_KMEAN_PHASE;
+        CHECK(SA_KMEAN_COUNT(lkv) == n, "kv_len %d: SA_KMEAN_COUNT %d, keys in the sample %d", lkv,
+              SA_KMEAN_COUNT(lkv), n);
+    }
+    CHECK(SA_KMEAN_STRIDE == 1 || SA_KMEAN_PHASE != 0,
+          "key 0 (often an attention sink) is in K's mean sample");
+    CHECK(SA_KMEAN_PHASE < SA_KMEAN_STRIDE, "SA_KMEAN_PHASE %d outside 0..%d", SA_KMEAN_PHASE,
+          SA_KMEAN_STRIDE - 1);
+}
+
 int main(int argc, char **argv)
 {
     small_run = argc > 1 && strcmp(argv[1], "--small") == 0;
+    test_kmean_sample();
     test_random_matrix();
     test_lane_groups();
     test_headroom();

@@ -1,5 +1,6 @@
 /* Pre-pass kernels of the int8 modes (memory-bound, one pass each over the input):
- *   stats:    per chunk of SA_STAT_ROWS tokens, partial channel sums of K and channel absmax of V
+ *   stats:    per chunk of SA_STAT_ROWS tokens, partial channel sums of K (over the tokens of
+ *             K's mean sample, SA_KMEAN_STRIDE) and channel absmax of V
  *             (with a single chunk it also does finalize's work, and finalize is not launched)
  *   finalize: K channel mean and V per-channel FP8 scale per (batch, kv head)
  *   rowquant: one int8 scale per token for Q (sm_scale*log2e folded in; optional sm_scale*q.k̄
@@ -112,13 +113,14 @@ struct sa_vstats {
 };
 
 /* One statistics thread's rows t = first + RPI j (j = 0, 1, ...; t < end): the sum of K's
- * channels c0..c0+7 in that order from +0.0, and V's absmax. Rows past end add +0.0, which leaves
+ * channels c0..c0+7 in that order from +0.0 (with_k: the thread's rows are in K's mean's sample,
+ * SA_KMEAN_STRIDE; else it adds +0.0), and V's absmax. Rows past end add +0.0, which leaves
  * the sums as they are (a sum that starts at +0.0 is never -0.0). V's absmax is taken on the
  * fp16/bf16 values: exact, as the conversion to float keeps order. FULL: d == DP. */
 template <bool BF16, int DP, bool FULL, bool SMOOTH>
 __device__ __forceinline__ void
 sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int first, int end,
-              int c0, int d, bool with_v, float sum[8], float amax[8], sa_vstats &vst)
+              int c0, int d, bool with_k, bool with_v, float sum[8], float amax[8], sa_vstats &vst)
 {
     constexpr int RPI = SA_PRE_THREADS / (DP / 8), NJ = SA_STAT_ROWS / RPI;
     /* a partial d loads channel by channel: one row of those at a time */
@@ -140,8 +142,8 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
 #pragma unroll
         for (int i = 0; i < BATCH; ++i) {
             const bool live = first + (j0 + i) * RPI < end;
-            kr[i] =
-                live ? sa_load8_bits<FULL>(kp + (j0 + i) * kstep, c0, d) : make_uint4(0, 0, 0, 0);
+            kr[i] = live && with_k ? sa_load8_bits<FULL>(kp + (j0 + i) * kstep, c0, d)
+                                   : make_uint4(0, 0, 0, 0);
             vr[i] = live && with_v ? sa_load8_bits<FULL>(vp + (j0 + i) * vstep, c0, d)
                                    : make_uint4(0, 0, 0, 0);
         }
@@ -182,6 +184,13 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
         amax[k] = sa_to_float<BF16>((uint16_t)(amax2[k / 2] >> (16 * (k % 2))));
 }
 
+/* K's channel mean from the sum over its sample (SA_KMEAN_STRIDE); 0 for an empty sample. */
+__device__ __forceinline__ float sa_kmean_of(float sum, int lkv)
+{
+    const int n = SA_KMEAN_COUNT(lkv);
+    return n > 0 ? sum / (float)n : 0.0f;
+}
+
 /* V's FP8 scale of one channel, smoothed: the absmax of V less its mean, from V's max hi and min
  * lo, maps to v_max; 1 for a channel of zeros. */
 __device__ __forceinline__ float sa_v_scale_smooth(float hi, float lo, float mean, float v_max)
@@ -211,12 +220,16 @@ __global__ void __launch_bounds__(SA_PRE_THREADS,
     sa_vstats vst = {};
     const int first = chunk * SA_STAT_ROWS + r, end = min((chunk + 1) * SA_STAT_ROWS, lkv);
     const char *kp = sa_row_ptr(k, b, h, first), *vp = sa_row_ptr(v, b, h, first);
+    /* a thread's rows (first + RPI j) all have the same residue modulo SA_KMEAN_STRIDE */
+    static_assert(RPI % SA_KMEAN_STRIDE == 0 && SA_STAT_ROWS % SA_KMEAN_STRIDE == 0,
+                  "SA_KMEAN_STRIDE divides the rows per statistics pass");
+    const bool with_k = r % SA_KMEAN_STRIDE == SA_KMEAN_PHASE;
     if (d == DP)
         sa_stats_rows<BF16, DP, true, SMOOTH>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
-                                              vpart != nullptr, sum, amax, vst);
+                                              with_k, vpart != nullptr, sum, amax, vst);
     else
         sa_stats_rows<BF16, DP, false, SMOOTH>(kp, vp, RPI * k.st, RPI * v.st, first, end, c0, d,
-                                               vpart != nullptr, sum, amax, vst);
+                                               with_k, vpart != nullptr, sum, amax, vst);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         red[0][r][c0 + i] = sum[i];
@@ -241,7 +254,7 @@ __global__ void __launch_bounds__(SA_PRE_THREADS,
         if (nchunk == 1) {
             /* One chunk holds the whole sequence: the finalize step's sums are these, so it is
              * done here (the same expressions, bit for bit) and its launch is saved. */
-            km[(size_t)bh * DP + c] = s / (float)lkv;
+            km[(size_t)bh * DP + c] = sa_kmean_of(s, lkv);
             if (SMOOTH) {
                 const float mean = sv / (float)lkv;
                 vmean[(size_t)bh * DP + c] = mean;
@@ -309,7 +322,7 @@ __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpa
             sv += vsum[at];
         }
     }
-    km[(size_t)bh * dp + c] = s / (float)lkv;
+    km[(size_t)bh * dp + c] = sa_kmean_of(s, lkv);
     if (vmean) {
         const float mean = sv / (float)lkv;
         vmean[(size_t)bh * dp + c] = mean;
