@@ -106,11 +106,14 @@ shift
 # 38b: the one-warpgroup kernel's epilogue likewise (hes: SA_H_EPI_STAGE=1; the default at D=64
 # since). noes: both epilogues as before round 38.
 # Round 39: K's smoothing mean from every 4th / 8th key (km4, km8: SA_KMEAN_STRIDE, the
-# statistics pass then reads a quarter / an eighth of K; sa_internal.h).
+# statistics pass then reads a quarter / an eighth of K; sa_internal.h): h200-f99a1cd-kmean39.md
+# (km4 the default since).
+# Round 39b: the statistics thread's V rows first, eight loads in flight, then its K rows (split:
+# SA_STAT_SPLIT=1), and the same with the smoothed form at four blocks per SM (split4b).
 all_variants=(
     "landed|"
-    "km4|-DSA_KMEAN_STRIDE=4"
-    "km8|-DSA_KMEAN_STRIDE=8"
+    "split|-DSA_STAT_SPLIT=1"
+    "split4b|-DSA_STAT_SPLIT=1 -DSA_STAT_SMOOTH_MIN_BLOCKS=4"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

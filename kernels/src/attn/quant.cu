@@ -85,6 +85,18 @@ __device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b
 #ifndef SA_STAT_BATCH /* a build may override it (-D) to measure another */
 #define SA_STAT_BATCH 4
 #endif
+/* 1: the statistics thread runs its V rows, then its K rows (SA_STAT_VBATCH V rows' loads at a
+ * time), instead of one loop over both (SA_STAT_BATCH rows of each); the same sums. */
+#ifndef SA_STAT_SPLIT
+#define SA_STAT_SPLIT 0
+#endif
+#ifndef SA_STAT_VBATCH
+#define SA_STAT_VBATCH 8
+#endif
+/* Blocks per SM the smoothed statistics kernel's registers are sized for (see there). */
+#ifndef SA_STAT_SMOOTH_MIN_BLOCKS
+#define SA_STAT_SMOOTH_MIN_BLOCKS (SA_PRE_MIN_BLOCKS - 1)
+#endif
 
 /* The lane-wise max (MAX) or min of two pairs of fp16/bf16 values (raw bits, signed); a NaN
  * lane loses, as with fmaxf / fminf. The float of the result is the max (min) of the floats. */
@@ -112,6 +124,40 @@ struct sa_vstats {
     float sum[8], hi[8], lo[8];
 };
 
+/* One row's 8 channels of K (raw bits) added to the thread's sums. */
+template <bool BF16> __device__ __forceinline__ void sa_stats_k_row(uint4 kr, float sum[8])
+{
+    const uint32_t ku[4] = {kr.x, kr.y, kr.z, kr.w};
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        sum[k] += sa_to_float<BF16>((uint16_t)(ku[k / 2] >> (16 * (k % 2))));
+}
+
+/* One row's 8 channels of V (raw bits) into the thread's V statistics: SMOOTH, the sums, and
+ * the max and min pairs where the row is live; else the absmax pairs. */
+template <bool BF16, bool SMOOTH>
+__device__ __forceinline__ void sa_stats_v_row(uint4 vr, bool live, sa_vstats &vst, uint32_t hi2[4],
+                                               uint32_t lo2[4], uint32_t amax2[4])
+{
+    const uint32_t vu[4] = {vr.x, vr.y, vr.z, vr.w};
+    if (SMOOTH) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            vst.sum[k] += sa_to_float<BF16>((uint16_t)(vu[k / 2] >> (16 * (k % 2))));
+        if (live) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                hi2[k] = sa_extreme2<BF16, true>(hi2[k], vu[k]);
+                lo2[k] = sa_extreme2<BF16, false>(lo2[k], vu[k]);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+            amax2[k] = sa_absmax2<BF16>(amax2[k], vu[k]);
+    }
+}
+
 /* One statistics thread's rows t = first + RPI j (j = 0, 1, ...; t < end): the sum of K's
  * channels c0..c0+7 in that order from +0.0 (with_k: the thread's rows are in K's mean's sample,
  * SA_KMEAN_STRIDE; else it adds +0.0), and V's absmax. Rows past end add +0.0, which leaves
@@ -135,6 +181,43 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
         hi2[k] = BF16 ? 0xff80ff80u : 0xfc00fc00u;
         lo2[k] = BF16 ? 0x7f807f80u : 0x7c007c00u;
     }
+#if SA_STAT_SPLIT
+    /* V's rows first, SA_STAT_VBATCH loads in flight, then K's (a quarter of the threads, K's mean
+     * sample): the same additions in the same order as one loop over both, with twice V's loads
+     * in the registers K's took (the pass is bound by its loads' latency since it reads only a
+     * quarter of K) */
+    constexpr int VBATCH = FULL ? (SA_STAT_VBATCH < NJ ? SA_STAT_VBATCH : NJ) : 1;
+    static_assert(NJ % VBATCH == 0, "whole batches per chunk");
+    if (with_v) {
+#pragma unroll 1
+        for (int j0 = 0; j0 < NJ; j0 += VBATCH) {
+            uint4 vr[VBATCH];
+#pragma unroll
+            for (int i = 0; i < VBATCH; ++i)
+                vr[i] = first + (j0 + i) * RPI < end
+                            ? sa_load8_bits<FULL>(vp + (j0 + i) * vstep, c0, d)
+                            : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int i = 0; i < VBATCH; ++i)
+                sa_stats_v_row<BF16, SMOOTH>(vr[i], first + (j0 + i) * RPI < end, vst, hi2, lo2,
+                                             amax2);
+        }
+    }
+    if (with_k) {
+#pragma unroll 1
+        for (int j0 = 0; j0 < NJ; j0 += BATCH) {
+            uint4 kr[BATCH];
+#pragma unroll
+            for (int i = 0; i < BATCH; ++i)
+                kr[i] = first + (j0 + i) * RPI < end
+                            ? sa_load8_bits<FULL>(kp + (j0 + i) * kstep, c0, d)
+                            : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int i = 0; i < BATCH; ++i)
+                sa_stats_k_row<BF16>(kr[i], sum);
+        }
+    }
+#else
     /* not unrolled: one batch's loads in flight at a time, in 64 registers */
 #pragma unroll 1
     for (int j0 = 0; j0 < NJ; j0 += BATCH) {
@@ -149,29 +232,11 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
         }
 #pragma unroll
         for (int i = 0; i < BATCH; ++i) {
-            const uint32_t ku[4] = {kr[i].x, kr[i].y, kr[i].z, kr[i].w};
-            const uint32_t vu[4] = {vr[i].x, vr[i].y, vr[i].z, vr[i].w};
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                sum[k] += sa_to_float<BF16>((uint16_t)(ku[k / 2] >> (16 * (k % 2))));
-            if (SMOOTH) {
-#pragma unroll
-                for (int k = 0; k < 8; ++k)
-                    vst.sum[k] += sa_to_float<BF16>((uint16_t)(vu[k / 2] >> (16 * (k % 2))));
-                if (first + (j0 + i) * RPI < end) {
-#pragma unroll
-                    for (int k = 0; k < 4; ++k) {
-                        hi2[k] = sa_extreme2<BF16, true>(hi2[k], vu[k]);
-                        lo2[k] = sa_extreme2<BF16, false>(lo2[k], vu[k]);
-                    }
-                }
-            } else {
-#pragma unroll
-                for (int k = 0; k < 4; ++k)
-                    amax2[k] = sa_absmax2<BF16>(amax2[k], vu[k]);
-            }
+            sa_stats_k_row<BF16>(kr[i], sum);
+            sa_stats_v_row<BF16, SMOOTH>(vr[i], first + (j0 + i) * RPI < end, vst, hi2, lo2, amax2);
         }
     }
+#endif
     if (SMOOTH) {
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
@@ -204,7 +269,7 @@ __device__ __forceinline__ float sa_v_scale_smooth(float hi, float lo, float mea
  * take one block per SM less (64 registers spilled them). */
 template <bool BF16, int DP, bool SMOOTH>
 __global__ void __launch_bounds__(SA_PRE_THREADS,
-                                  SMOOTH ? SA_PRE_MIN_BLOCKS - 1 : SA_PRE_MIN_BLOCKS)
+                                  SMOOTH ? SA_STAT_SMOOTH_MIN_BLOCKS : SA_PRE_MIN_BLOCKS)
     sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
                     float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
                     float *vmean, float v_max)
