@@ -241,6 +241,25 @@ def time_fn(fn, warmup=5, reps=20):
     return ts[len(ts) // 2]
 
 
+def time_interleaved(named_fns, warmup=5, reps=20):
+    """{name: median ms} of one call of each (name, fn) in turn, reps rounds: a GPU state that
+    drifts (clocks after a heavy shape, the order of the first calls) reaches them all alike."""
+    for _ in range(warmup):
+        for _, fn in named_fns:
+            fn()
+    torch.cuda.synchronize()
+    ts = {name: [] for name, _ in named_fns}
+    for _ in range(reps):
+        for name, fn in named_fns:
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            ts[name].append(s.elapsed_time(e))
+    return {name: sorted(t)[len(t) // 2] for name, t in ts.items()}
+
+
 def sdpa_fn(q, k, v, causal, backend):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     be = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
@@ -273,6 +292,7 @@ def speed(sa, quick, log, acc_heads=2, key_only=False, lens=(16384, 4096, 1024),
         impls = [(m, None) for m in MODES]
         if not NO_SDPA:
             impls += [("sdpa_flash", "flash"), ("sdpa_cudnn", "cudnn")]
+        timed = []  # (name, fn, output) of every implementation that ran
         for name, backend in impls:
             try:
                 if backend:
@@ -287,12 +307,19 @@ def speed(sa, quick, log, acc_heads=2, key_only=False, lens=(16384, 4096, 1024),
                 torch.cuda.synchronize()
                 if not backend:
                     out = o
-                ms = time_fn(fn)
                 acc = metrics(out[:1, heads], ref_o)
-                entry[name] = {"ms": ms, "tops": ops / ms / 1e9, "cos": acc["cos"],
-                               "rel_l1": acc["rel_l1"], "nan_or_inf": acc["nan_or_inf"]}
+                entry[name] = {"cos": acc["cos"], "rel_l1": acc["rel_l1"],
+                               "nan_or_inf": acc["nan_or_inf"]}
+                if not INTERLEAVE:
+                    entry[name]["ms"] = time_fn(fn)
+                timed.append((name, fn))
             except Exception as e:  # a backend that refuses the shape is reported, not fatal
                 entry[name] = {"error": str(e)[:200]}
+        if INTERLEAVE:  # one call of each implementation in turn: the GPU's state is shared
+            for name, ms in time_interleaved(timed).items():
+                entry[name]["ms"] = ms
+        for name, _ in timed:
+            entry[name]["tops"] = ops / entry[name]["ms"] / 1e9
         rows.append(entry)
         log(speed_line(entry))
         del q, k, v, ref_o
@@ -302,6 +329,7 @@ def speed(sa, quick, log, acc_heads=2, key_only=False, lens=(16384, 4096, 1024),
 
 IMPLS = MODES + ["sdpa_flash", "sdpa_cudnn"]
 NO_SDPA = False
+INTERLEAVE = False  # --interleave: implementations timed one call each in turn
 
 
 def speed_line(e):
@@ -355,6 +383,9 @@ def main():
                     help="per-kernel GPU time at these shapes instead: D:L:B[:causal],... "
                     "(H=32), e.g. 128:1024:16,64:1024:16:causal")
     ap.add_argument("--speed-shapes", default="all", help="all | key")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time the implementations one call each in turn (20 rounds) instead "
+                         "of 20 calls of one, then the next")
     ap.add_argument("--speed-lens", default="16384,4096,1024",
                     help="sequence lengths of --speed-shapes all (B = 16384 / L)")
     ap.add_argument("--speed-dims", default="128,64", help="head dims of --speed-shapes all")
@@ -367,8 +398,9 @@ def main():
     ap.add_argument("--modes", help="comma-separated modes by name (default: %s; the library's "
                     "own names, e.g. int8-fp16-f16acc, are accepted)" % ",".join(MODES))
     args = ap.parse_args()
-    global NO_SDPA, IMPLS
+    global NO_SDPA, IMPLS, INTERLEAVE
     NO_SDPA = args.no_sdpa
+    INTERLEAVE = args.interleave
 
     def log(s):
         print(s, flush=True)

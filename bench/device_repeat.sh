@@ -6,7 +6,8 @@
 #       .gpu/hopper19/landed/libsageattn.so 3 1024 128,64
 # Each repetition is one bench.py process (full and causal at every LENS x DIMS, B = 16384 / L,
 # H = 32); writes $OUT/rep<i>.json and .log and prints each repetition's table, then per shape and
-# implementation the median and range over the repetitions.
+# implementation the median and range over the repetitions. BENCH_ARGS adds bench.py flags
+# (--interleave: the implementations timed one call each in turn).
 set -o pipefail
 export PYTHONUNBUFFERED=1
 LIB=${1:?usage: bash bench/device_repeat.sh LIB [N] [LENS] [DIMS]}
@@ -18,8 +19,10 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv | tee "$OUT/gpu.txt"
 for i in $(seq 1 "$N"); do
+    # shellcheck disable=SC2086 # BENCH_ARGS: more bench.py flags, e.g. --interleave
     timeout 120 python3 bench/bench.py --lib "$LIB" --modes int8-fp8-wgmma --skip-accuracy \
-        --speed-lens "$LENS" --speed-dims "$DIMS" --out "$OUT/rep$i.json" >"$OUT/rep$i.log" 2>&1
+        --speed-lens "$LENS" --speed-dims "$DIMS" ${BENCH_ARGS:-} --out "$OUT/rep$i.json" \
+        >"$OUT/rep$i.log" 2>&1
     echo "repetition $i rc=$?"
     grep -E '^D=' "$OUT/rep$i.log" | tail -n +1
 done

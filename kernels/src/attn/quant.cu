@@ -85,18 +85,6 @@ __device__ __forceinline__ const char *sa_row_ptr(const sa_tensor_view &v, int b
 #ifndef SA_STAT_BATCH /* a build may override it (-D) to measure another */
 #define SA_STAT_BATCH 4
 #endif
-/* 1: the statistics thread runs its V rows, then its K rows (SA_STAT_VBATCH V rows' loads at a
- * time), instead of one loop over both (SA_STAT_BATCH rows of each); the same sums. */
-#ifndef SA_STAT_SPLIT
-#define SA_STAT_SPLIT 0
-#endif
-#ifndef SA_STAT_VBATCH
-#define SA_STAT_VBATCH 8
-#endif
-/* Blocks per SM the smoothed statistics kernel's registers are sized for (see there). */
-#ifndef SA_STAT_SMOOTH_MIN_BLOCKS
-#define SA_STAT_SMOOTH_MIN_BLOCKS (SA_PRE_MIN_BLOCKS - 1)
-#endif
 
 /* The lane-wise max (MAX) or min of two pairs of fp16/bf16 values (raw bits, signed); a NaN
  * lane loses, as with fmaxf / fminf. The float of the result is the max (min) of the floats. */
@@ -181,43 +169,6 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
         hi2[k] = BF16 ? 0xff80ff80u : 0xfc00fc00u;
         lo2[k] = BF16 ? 0x7f807f80u : 0x7c007c00u;
     }
-#if SA_STAT_SPLIT
-    /* V's rows first, SA_STAT_VBATCH loads in flight, then K's (a quarter of the threads, K's mean
-     * sample): the same additions in the same order as one loop over both, with twice V's loads
-     * in the registers K's took (the pass is bound by its loads' latency since it reads only a
-     * quarter of K) */
-    constexpr int VBATCH = FULL ? (SA_STAT_VBATCH < NJ ? SA_STAT_VBATCH : NJ) : 1;
-    static_assert(NJ % VBATCH == 0, "whole batches per chunk");
-    if (with_v) {
-#pragma unroll 1
-        for (int j0 = 0; j0 < NJ; j0 += VBATCH) {
-            uint4 vr[VBATCH];
-#pragma unroll
-            for (int i = 0; i < VBATCH; ++i)
-                vr[i] = first + (j0 + i) * RPI < end
-                            ? sa_load8_bits<FULL>(vp + (j0 + i) * vstep, c0, d)
-                            : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int i = 0; i < VBATCH; ++i)
-                sa_stats_v_row<BF16, SMOOTH>(vr[i], first + (j0 + i) * RPI < end, vst, hi2, lo2,
-                                             amax2);
-        }
-    }
-    if (with_k) {
-#pragma unroll 1
-        for (int j0 = 0; j0 < NJ; j0 += BATCH) {
-            uint4 kr[BATCH];
-#pragma unroll
-            for (int i = 0; i < BATCH; ++i)
-                kr[i] = first + (j0 + i) * RPI < end
-                            ? sa_load8_bits<FULL>(kp + (j0 + i) * kstep, c0, d)
-                            : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int i = 0; i < BATCH; ++i)
-                sa_stats_k_row<BF16>(kr[i], sum);
-        }
-    }
-#else
     /* not unrolled: one batch's loads in flight at a time, in 64 registers */
 #pragma unroll 1
     for (int j0 = 0; j0 < NJ; j0 += BATCH) {
@@ -236,7 +187,6 @@ sa_stats_rows(const char *kp, const char *vp, int64_t kstep, int64_t vstep, int 
             sa_stats_v_row<BF16, SMOOTH>(vr[i], first + (j0 + i) * RPI < end, vst, hi2, lo2, amax2);
         }
     }
-#endif
     if (SMOOTH) {
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
@@ -269,7 +219,7 @@ __device__ __forceinline__ float sa_v_scale_smooth(float hi, float lo, float mea
  * take one block per SM less (64 registers spilled them). */
 template <bool BF16, int DP, bool SMOOTH>
 __global__ void __launch_bounds__(SA_PRE_THREADS,
-                                  SMOOTH ? SA_STAT_SMOOTH_MIN_BLOCKS : SA_PRE_MIN_BLOCKS)
+                                  SMOOTH ? SA_PRE_MIN_BLOCKS - 1 : SA_PRE_MIN_BLOCKS)
     sa_stats_kernel(sa_tensor_view k, sa_tensor_view v, int hkv, int lkv, int d, int nchunk,
                     float *kpart, float *vpart, float *vmin, float *vsum, float *km, float *vscale,
                     float *vmean, float v_max)
