@@ -16,6 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import time_fn  # noqa: E402  (bench.py's protocol: median of 20 synchronized calls)
 from sageattn_ctypes import SageAttn  # noqa: E402
 
 
@@ -29,21 +30,6 @@ def inputs(kind, b, h, L, d, seed=7):
         k = k + 8.0 * torch.randn(1, h, 1, d, generator=g, device="cuda")
         v = v * torch.exp(2.0 * torch.randn(1, h, 1, d, generator=g, device="cuda"))
     return (t.half() for t in (q, k, v))
-
-
-def median_us(fn, reps=20):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) * 1000.0)
-    return sorted(ts)[reps // 2]
 
 
 def kernels_us(fn):
@@ -77,7 +63,7 @@ def main():
 
         def fn(p=p):
             sa.run(p)
-        us = median_us(fn)
+        us = time_fn(fn) * 1000.0
         ks = kernels_us(fn)
         print("%-6s D=%d L=%d B=%d H=32 %s: call %.1f us (%.1f TOPS); kernels %.1f us: %s" % (
             kind, a.dim, a.len, a.batch, a.mode, us, ops / us / 1e6, sum(t for t, _ in ks),
