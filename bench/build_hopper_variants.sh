@@ -118,8 +118,15 @@ shift
 # against 659 / 574 and nothing spills inside them: ps (the consumers quantize each tile's Q),
 # ps0 (the pre-pass quantizes Q and the producer copies the next tile's Q while the consumers
 # finish the last one: SA_HW_QFUSE128=0): both slower, causal most, h200-75ed1ec-persist40.md.
+# Round 41: D=64 without a causal mask from 8K keys runs 128-key steps (three consumers; round
+# 27's threshold, set before round 35's headroom form existed); nopair: four consumers of
+# 64-key steps with the headroom form there too (SA_HW_D64_PAIR_MIN_KV past any length): -2 to
+# -3 % at L=16K, equal at 8K (h200-37bfd66-round41.md). Round 41b: D=64's warp-specialized
+# kernels quantize Q themselves (qf64: SA_HW_QFUSE64=1; the pre-pass then leaves Q out): +1 % at
+# D=64 L=4K, the default since; noqf64 is the form before it.
 all_variants=(
     "landed|"
+    "noqf64|-DSA_HW_QFUSE64=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

@@ -52,8 +52,10 @@
  * Per head dim (the H200 round-3 call, bench/results/h200-2e09e54-hopper3-variants.md): on at
  * D=128 (with SA_HW_CTAS128=2 and SA_HW_FOLDN128=2 the fastest there), off at D=64 (no gain at
  * L=16K, 422.9 against 423.0; D=64 up to 4K keys then ran the one-warpgroup kernel, which has its
- * own switch, SA_H_QFUSE, since round 19). SA_HW_QFUSE, when given, sets both (the variant
- * builds). */
+ * own switch, SA_H_QFUSE, since round 19). On at D=64 too since round 41b (h200-37bfd66-round41.md:
+ * with round 29's faster quantizer, D=64 L=4K +0.9 % and causal +1 % in two interleaved passes
+ * each, L=16K within noise; bench.py's matrix the same in all 20 cases, memcheck clean).
+ * SA_HW_QFUSE, when given, sets both (the variant builds). */
 #ifdef SA_HW_QFUSE
 #define SA_HW_QFUSE128 SA_HW_QFUSE
 #define SA_HW_QFUSE64 SA_HW_QFUSE
@@ -62,7 +64,7 @@
 #define SA_HW_QFUSE128 1
 #endif
 #ifndef SA_HW_QFUSE64
-#define SA_HW_QFUSE64 0
+#define SA_HW_QFUSE64 1
 #endif
 /* P·V's fold interval: the tiles whose P·V accumulate in the same fp32 tile accumulator before it
  * is folded into O (one fold, 68 FFMA at D=128, per SA_HW_FOLDN tiles): 1, 2 (the FP8 accumulator
