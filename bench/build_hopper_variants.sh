@@ -123,10 +123,13 @@ shift
 # 64-key steps with the headroom form there too (SA_HW_D64_PAIR_MIN_KV past any length): -2 to
 # -3 % at L=16K, equal at 8K (h200-37bfd66-round41.md). Round 41b: D=64's warp-specialized
 # kernels quantize Q themselves (qf64: SA_HW_QFUSE64=1; the pre-pass then leaves Q out): +1 % at
-# D=64 L=4K, the default since; noqf64 is the form before it.
+# D=64 L=4K, the default since; noqf64 is the form before it. Round 42: the statistics pass's
+# blocks reduce 512 rows instead of 256 (sr512: SA_STAT_ROWS=512; half the block-end reductions
+# and partials per byte read): h200-a203af2-statrows42.md, the default since; sr256 is the form
+# before it.
 all_variants=(
     "landed|"
-    "noqf64|-DSA_HW_QFUSE64=0"
+    "sr256|-DSA_STAT_ROWS=256"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -157,6 +160,11 @@ for v in "${all_variants[@]}"; do
     quant_obj=$shared/obj/quant.cu.o
     launch_obj=$shared/obj/launch.cu.o
     case "$flags" in
+    *SA_STAT_ROWS*) # the pre-pass and the workspace plan (launch.cu sizes the partials)
+        per_variant="attn_hopper quant launch"
+        quant_obj=$out/$name/quant.o
+        launch_obj=$out/$name/launch.o
+        ;;
     *SA_H_KGROUP* | *SA_VT_* | *SA_STAT_* | *SA_RQ_* | *SA_KMEAN_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o

@@ -33,8 +33,13 @@ struct sa_ws_layout {
     size_t total;
 };
 
-/* Rows of K (and V) that one block of the statistics pass reduces. */
-#define SA_STAT_ROWS 256
+/* Rows of K (and V) that one block of the statistics pass reduces. 512 since round 42
+ * (bench/results/h200-a203af2-statrows42.md: with K read only for its mean's sample, 256-row
+ * blocks spent a larger share in their end-of-block reduction; the statistics kernel 62.1 -> 51.9
+ * us at D=128 L=1K B=16 H=32, DRAM 58 -> 69 %, whole calls -0.7 to -1.0 % there). */
+#ifndef SA_STAT_ROWS /* a build may override it (-D) to measure another */
+#define SA_STAT_ROWS 512
+#endif
 
 void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w);
 
