@@ -4,8 +4,9 @@
 #   bash bench/device_dropin.sh [--lib PATH] [dropin_check.py options...]
 # The library: --lib PATH, else $SAGEATTENTION_LIBRARY, else .device-carry/libsageattn.so (built
 # here with `bash bench/build.sh .device-carry sm_90` and carried), else it is built on the
-# machine with bench/build.sh (about a minute). SA_REV names the source revision in the results
-# when the machine has no .git. Then bench/dropin_smoke.py on the same library. Results go to
+# machine with bench/build.sh (about a minute). SA_REV names the source revision in the results;
+# without it, the build record beside a `sagebuild build` library names it, else the checkout.
+# Then bench/dropin_smoke.py on the same library. Results go to
 # $OUT: dropin.json, dropin.log, gpu.txt, dropin_smoke.txt and .console (one results.tgz
 # instead when there are more than 8 files); the table and summary are printed last.
 # Exit status: dropin_check.py's (1 when a correctness check or a smoke case failed), 2 when
@@ -30,7 +31,12 @@ if ! python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>"$OUT/lo
     lib=/tmp/sa-dropin-build/libsageattn.so
 fi
 rm -f "$OUT/load.txt"
-rev=${SA_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# The revision: SA_REV, else the source revision `sagebuild build` recorded beside the library
+# (BUILD/build-record.json for BUILD/lib/libsageattn.so: the tree the library was built from),
+# else this checkout's (which on the GPU machine may be older than the library carried to it).
+record=$(dirname "$lib")/../build-record.json
+rev=${SA_REV:-$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["source"]["revision"][:12])' \
+    "$record" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 start=$(date +%s)
 # Progress (sections, failures, the speed and memory lines) as it comes; the rest in the log.
 python3 bench/dropin_check.py --lib "$lib" --out "$OUT/dropin.json" --rev "$rev" "$@" 2>&1 |
