@@ -226,19 +226,8 @@ def api_checks(sa, log):
 
 
 def time_fn(fn, warmup=5, reps=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    ts.sort()
-    return ts[len(ts) // 2]
+    """Median ms of one synchronized call of fn (reps calls after warmup)."""
+    return time_interleaved([(None, fn)], warmup, reps)[None]
 
 
 def time_interleaved(named_fns, warmup=5, reps=20):
