@@ -281,7 +281,7 @@ def speed(sa, quick, log, acc_heads=2, key_only=False, lens=(16384, 4096, 1024),
         impls = [(m, None) for m in MODES]
         if not NO_SDPA:
             impls += [("sdpa_flash", "flash"), ("sdpa_cudnn", "cudnn")]
-        timed = []  # (name, fn, output) of every implementation that ran
+        timed = []  # (name, fn) of every implementation that ran
         for name, backend in impls:
             try:
                 if backend:
