@@ -127,9 +127,13 @@ shift
 # blocks reduce 512 rows instead of 256 (sr512: SA_STAT_ROWS=512; half the block-end reductions
 # and partials per byte read): h200-a203af2-statrows42.md, the default since; sr256 is the form
 # before it.
+# Round 43: P's E4M3 conversion inside each exponential form's basic block (pe:
+# SA_HW_PACK_IN_EXP128/64=1; D=64's SA_H_SPEC instance keeps the joined form, it spills there):
+# ptxas puts the F2FP between the MUFUs (8 cycles apart per warp) and merges each word's halves
+# in the F2FP (no PRMT); the same conversions, so the same bits.
 all_variants=(
     "landed|"
-    "sr256|-DSA_STAT_ROWS=256"
+    "pe|-DSA_HW_PACK_IN_EXP128=1 -DSA_HW_PACK_IN_EXP64=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

@@ -389,7 +389,8 @@ struct sa_h_nothing {
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
  * masked whole (an odd tile count's first step). SPEC_K: the kernel instance that may take
  * SA_H_SPEC's form (sa_internal.h; alpha is then 1). */
-template <bool ROW_SUM, int W, bool SPEC_K = false, typename Beside = sa_h_nothing>
+template <bool ROW_SUM, int W, bool SPEC_K = false, bool PACK_IN_EXP = false,
+          typename Beside = sa_h_nothing>
 __device__ __forceinline__ void
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
                const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
@@ -441,6 +442,39 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                         t[w * 32 + nt * 4 + e] = -INFINITY;
                 }
     }
+    /* P's row sums (ROW_SUM) and P as the E4M3 A fragment: the pre-pass permuted each 16-key
+     * group of Vᵀ so that lane (g, tq)'s S columns are exactly its A columns (ALGORITHM.md).
+     * PACK_IN_EXP: at the end of each exponential form, in its basic block, where ptxas can
+     * place the conversions among the MUFU stretch (8 cycles between a warp's MUFUs); else once
+     * after the forms join. */
+    auto finish = [&]() {
+        if (ROW_SUM) {
+#pragma unroll
+            for (int i = 0; i < W * 32; ++i)
+                r.sum[(i >> 1) & 1] += t[i];
+        }
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk) {
+                const float *tw = t + w * 32;
+                const int n = kk * 4;
+#pragma unroll
+                for (int hh = 0; hh < 2; ++hh) {
+                    pa[2 * w + kk][hh] =
+                        (uint32_t)sa_pack_e4m3x2(tw[n * 4 + 2 * hh], tw[n * 4 + 2 * hh + 1]) |
+                        ((uint32_t)sa_pack_e4m3x2(tw[(n + 1) * 4 + 2 * hh],
+                                                  tw[(n + 1) * 4 + 2 * hh + 1])
+                         << 16);
+                    pa[2 * w + kk][2 + hh] =
+                        (uint32_t)sa_pack_e4m3x2(tw[(n + 2) * 4 + 2 * hh],
+                                                 tw[(n + 2) * 4 + 2 * hh + 1]) |
+                        ((uint32_t)sa_pack_e4m3x2(tw[(n + 3) * 4 + 2 * hh],
+                                                  tw[(n + 3) * 4 + 2 * hh + 1])
+                         << 16);
+                }
+            }
+    };
     /* Online softmax in base 2; subtract first (the row max gives exactly p = 448) unless every
      * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT; with
      * SA_H_KGROUP that form also carries S's bias times the factor: SA_H_KG_SAFE_OFFSET). */
@@ -486,6 +520,8 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             const float off_f[2] = {P_LOG2 - mq[0], P_LOG2 - mq[1]};
             beside();
             sa_h_exp_ffma<W>(t, r.qs, off_f);
+            if constexpr (PACK_IN_EXP)
+                finish();
         }
     }
     if (!fast) {
@@ -524,6 +560,8 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
         if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
             beside();
             sa_h_exp_ffma<W>(t, kq, off);
+            if constexpr (PACK_IN_EXP)
+                finish();
         } else {
             beside();
 #pragma unroll
@@ -532,49 +570,27 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                 const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
                 t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
             }
+            if constexpr (PACK_IN_EXP)
+                finish();
         }
     } /* the exchanging form */
-    if (ROW_SUM) {
-#pragma unroll
-        for (int i = 0; i < W * 32; ++i)
-            r.sum[(i >> 1) & 1] += t[i];
-    }
-    /* P as the E4M3 A fragment: the pre-pass permuted each 16-key group of Vᵀ so that lane
-     * (g, tq)'s S columns are exactly its A columns (ALGORITHM.md). */
-#pragma unroll
-    for (int w = 0; w < W; ++w)
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {
-            const float *tw = t + w * 32;
-            const int n = kk * 4;
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                pa[2 * w + kk][hh] =
-                    (uint32_t)sa_pack_e4m3x2(tw[n * 4 + 2 * hh], tw[n * 4 + 2 * hh + 1]) |
-                    ((uint32_t)sa_pack_e4m3x2(tw[(n + 1) * 4 + 2 * hh],
-                                              tw[(n + 1) * 4 + 2 * hh + 1])
-                     << 16);
-                pa[2 * w + kk][2 + hh] = (uint32_t)sa_pack_e4m3x2(tw[(n + 2) * 4 + 2 * hh],
-                                                                  tw[(n + 2) * 4 + 2 * hh + 1]) |
-                                         ((uint32_t)sa_pack_e4m3x2(tw[(n + 3) * 4 + 2 * hh],
-                                                                   tw[(n + 3) * 4 + 2 * hh + 1])
-                                          << 16);
-            }
-        }
+    if constexpr (!PACK_IN_EXP)
+        finish();
 #endif
 }
 
 /* One 64-key tile: sa_h_softmax_w with W = 1. */
-template <bool ROW_SUM, bool SPEC_K = false, typename Beside = sa_h_nothing>
+template <bool ROW_SUM, bool SPEC_K = false, bool PACK_IN_EXP = false,
+          typename Beside = sa_h_nothing>
 __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
                                              float kg, int k0, const sa_attn_args &a, int diag,
                                              bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
-    sa_h_softmax_w<ROW_SUM, 1, SPEC_K>(*reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha,
-                                       r, ks1, kg, k0, a, diag, need_mask, 1, tq,
-                                       static_cast<Beside &&>(beside));
+    sa_h_softmax_w<ROW_SUM, 1, SPEC_K, PACK_IN_EXP>(
+        *reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha, r, ks1, kg, k0, a, diag,
+        need_mask, 1, tq, static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma

@@ -111,6 +111,18 @@
  * against 618.2 causal, bench.py's accuracy metrics identical in all 15 cases; at D=64 with P·V in
  * O and three consumers 416.1 against 426.8 for the per-tile fold; with four (since round 14) it
  * is part of the faster whole. */
+/* 1: the key loop's softmax converts P to E4M3 at the end of each exponential form, in that
+ * form's basic block (sa_h_softmax_w's PACK_IN_EXP: ptxas then places the conversions among
+ * the MUFU stretch, where one warp waits 8 cycles between its exponentials, and writes both
+ * halves of a word with F2FP.PACK_AB_MERGE_C instead of joining them with a PRMT), instead of
+ * once after the forms join; the same conversions, so the same bits. Per head dim; in D=64's
+ * SA_H_SPEC instance never (the three copies spill 56 bytes there). */
+#ifndef SA_HW_PACK_IN_EXP128
+#define SA_HW_PACK_IN_EXP128 0
+#endif
+#ifndef SA_HW_PACK_IN_EXP64
+#define SA_HW_PACK_IN_EXP64 0
+#endif
 #ifndef SA_HW_LAZY_RESCALE
 #define SA_HW_LAZY_RESCALE 1
 #endif
@@ -299,6 +311,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr bool FOLD_IN_EXP = D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64;
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
     static constexpr bool PAIR = PAIR_K || (D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64);
+    static constexpr bool PACK_IN_EXP = D == 128 ? SA_HW_PACK_IN_EXP128 : SA_HW_PACK_IN_EXP64;
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -805,9 +818,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 auto softmax2 = [&](uint32_t(&p)[4][4], float(&al)[2], int s0, int s1, int n_live) {
                     const float *const ks2[2] = {ks_of(s0), ks_of(s1)};
                     const int k0 = (s0 - it0) * SA_CTA_K;
-                    sa_h_softmax_w<!SA_HW_ROWSUM_MMA, 2>(acc, p, al, r, ks2, 0.0f, k0, a, diag,
-                                                         n_live < 2 || need_mask(k0 + SA_CTA_K),
-                                                         n_live, tq);
+                    sa_h_softmax_w<!SA_HW_ROWSUM_MMA, 2, false, C::PACK_IN_EXP>(
+                        acc, p, al, r, ks2, 0.0f, k0, a, diag,
+                        n_live < 2 || need_mask(k0 + SA_CTA_K), n_live, tq);
                 };
                 const int s1_first = odd ? it0 : it0 + 1;
                 wait_full(it0);
@@ -925,9 +938,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K>(acc, pn, alpha, r, ks_of(it), kg,
-                                                            j * SA_CTA_K, a, diag,
-                                                            need_mask(j * SA_CTA_K), tq);
+                    /* (D=64's SA_H_SPEC instance spills with the three copies) */
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K,
+                                 C::PACK_IN_EXP && (D == 128 || !SPEC_K)>(
+                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                        need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c);
