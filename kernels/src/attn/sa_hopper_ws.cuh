@@ -115,10 +115,12 @@
  * form's basic block (sa_h_softmax_w's PACK_IN_EXP: ptxas then places the conversions among
  * the MUFU stretch, where one warp waits 8 cycles between its exponentials, and writes both
  * halves of a word with F2FP.PACK_AB_MERGE_C instead of joining them with a PRMT), instead of
- * once after the forms join; the same conversions, so the same bits. Per head dim; in D=64's
- * SA_H_SPEC instance never (the three copies spill 56 bytes there). */
+ * once after the forms join; the same conversions, so the same bits. Per head dim (round 43,
+ * bench/results/h200-1105aab-round43.md, two interleaved passes each): at D=128 +1.3 % at L=16K,
+ * +1.5 % causal, +1.6 % at L=4K; at D=64 -0.8 % in the 128-key steps (L=16K), so off there (in
+ * D=64's SA_H_SPEC instance never: the three copies spill 56 bytes there). */
 #ifndef SA_HW_PACK_IN_EXP128
-#define SA_HW_PACK_IN_EXP128 0
+#define SA_HW_PACK_IN_EXP128 1
 #endif
 #ifndef SA_HW_PACK_IN_EXP64
 #define SA_HW_PACK_IN_EXP64 0
