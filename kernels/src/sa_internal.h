@@ -86,12 +86,6 @@
  * (9 instructions a step where it is never tried); with it everywhere D=128 L=1K measured 2 %
  * slower (within that shape's spread) and the one-warpgroup kernel (D=64 up to 2K keys) 5-7 %
  * (round 35c). Shorter calls run the kernels as before round 35, SASS for SASS. */
-/* 1: int8-fp8-wgmma's softmax as one if/else between the SA_H_SPEC form and the exchanging one
- * (a variant: with PACK_IN_EXP the two separate tests leave the compiler a path that writes no
- * P, and ptxas copies the old P into the new one's registers every step). */
-#ifndef SA_H_FAST_ELSE
-#define SA_H_FAST_ELSE 0
-#endif
 #ifndef SA_H_SPEC_MIN_KV
 #define SA_H_SPEC_MIN_KV 4096
 #endif

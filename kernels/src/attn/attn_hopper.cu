@@ -487,9 +487,6 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     static_assert(!SPEC || !SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
     float tmax[2] = {-INFINITY, -INFINITY}; /* this thread's max of each row (SPEC) */
     bool fast = false;
-#if SA_H_FAST_ELSE
-    float mq_f[2] = {0.0f, 0.0f};
-#endif
     if constexpr (SPEC) {
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) { /* a tree: the check's latency */
@@ -518,7 +515,6 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                                      : tmax[hh] <= r.mx[hh]);
         }
         fast = k0 >= SA_H_SPEC_MIN_KEY && __all_sync(0xffffffffu, within);
-#if !SA_H_FAST_ELSE
         if (fast) {
             alpha[0] = alpha[1] = 1.0f;
             const float off_f[2] = {P_LOG2 - mq[0], P_LOG2 - mq[1]};
@@ -527,24 +523,8 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             if constexpr (PACK_IN_EXP)
                 finish();
         }
-#else
-        mq_f[0] = mq[0];
-        mq_f[1] = mq[1];
-#endif
     }
-#if SA_H_FAST_ELSE
-    /* one if/else: P written on every path as the compiler sees it */
-    if (fast) {
-        alpha[0] = alpha[1] = 1.0f;
-        const float off_f[2] = {P_LOG2 - mq_f[0], P_LOG2 - mq_f[1]};
-        beside();
-        sa_h_exp_ffma<W>(t, r.qs, off_f);
-        if constexpr (PACK_IN_EXP)
-            finish();
-    } else {
-#else
     if (!fast) {
-#endif
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             float m = r.mx[hh];

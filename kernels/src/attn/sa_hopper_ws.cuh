@@ -125,12 +125,6 @@
 #ifndef SA_HW_PACK_IN_EXP64
 #define SA_HW_PACK_IN_EXP64 0
 #endif
-/* 1 (D=128, SA_HW_FOLDN 0): P·V(j-1)'s wait and its stage's release at the start of tile j's
- * exponential form (sa_h_softmax's `beside`), and P written straight into the A registers of
- * P·V(j), instead of the wait after the softmax and a copy into them. */
-#ifndef SA_HW_PV_WAIT_IN_EXP128
-#define SA_HW_PV_WAIT_IN_EXP128 0
-#endif
 #ifndef SA_HW_LAZY_RESCALE
 #define SA_HW_LAZY_RESCALE 1
 #endif
@@ -320,7 +314,6 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
     static constexpr bool PAIR = PAIR_K || (D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64);
     static constexpr bool PACK_IN_EXP = D == 128 ? SA_HW_PACK_IN_EXP128 : SA_HW_PACK_IN_EXP64;
-    static constexpr bool PV_WAIT_IN_EXP = D == 128 && SA_HW_PV_WAIT_IN_EXP128 && FOLDN == 0;
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -946,13 +939,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                                                     wait_and_fold);
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
-                } else if constexpr (C::PV_WAIT_IN_EXP) {
-                    /* P·V(j-1) waited for in the exponentials' basic block; P written straight
-                     * into its A registers there */
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K, C::PACK_IN_EXP>(
-                        acc, pa, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
-                        need_mask(j * SA_CTA_K), tq, pv_done);
-                    rescale_held(alpha, alpha_prev, carry_c);
                 } else {
                     /* (D=64's SA_H_SPEC instance spills with the three copies) */
                     sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K,
@@ -968,13 +954,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                         alpha_prev[1] = alpha[1];
                     }
                 }
-                if constexpr (!C::PV_WAIT_IN_EXP || (C::FOLD_IN_EXP && !HOLD)) {
 #pragma unroll
-                    for (int kk = 0; kk < 2; ++kk)
+                for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
-                        for (int i = 0; i < 4; ++i)
-                            pa[kk][i] = pn[kk][i];
-                }
+                    for (int i = 0; i < 4; ++i)
+                        pa[kk][i] = pn[kk][i];
             };
             /* The last tile's P·V (onto a held tile with CARRY), then the last fold. */
             auto last = [&](auto carry_c) {
