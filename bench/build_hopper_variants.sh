@@ -137,13 +137,13 @@ shift
 # P·V(j-1)'s wait at the start of the exponentials, P straight into P·V(j)'s A registers
 # (fepvb: SA_HW_PV_WAIT_IN_EXP128=1): h200-80539fb-round44.md, fe -2 to -3 % at D=128, fepvb
 # within 1 % at L >= 4K and below at L=1K; both removed from the source (in git at 80539fb).
-# Round 45: the producer's second warp prefetches into L2 the caller's Q rows of the block one
-# wave on (qp: SA_HW_Q_PREFETCH=1; the consumers quantize Q from it at their block's start), and
-# D=64's ring with 16 stages instead of 8 (s16: SA_HW_STAGES64=16).
+# Round 45: the producer's second warp prefetching into L2 the Q rows of the block one wave on
+# (qp: SA_HW_Q_PREFETCH=1), D=64's ring of 16 stages (s16: SA_HW_STAGES64=16):
+# h200-5e3500f-round45.md, qp within noise, s16 -3.2 % at D=64 L=16K; both removed from the
+# source (in git at 5e3500f).
 all_variants=(
     "landed|"
-    "qp|-DSA_HW_Q_PREFETCH=1"
-    "s16|-DSA_HW_STAGES64=16"
+    "nope128|-DSA_HW_PACK_IN_EXP128=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

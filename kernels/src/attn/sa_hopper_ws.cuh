@@ -125,15 +125,6 @@
 #ifndef SA_HW_PACK_IN_EXP64
 #define SA_HW_PACK_IN_EXP64 0
 #endif
-/* 1: the producer's second warp prefetches into L2 the caller's Q rows of the block one wave
- * (%nsmid blocks) further on, for consumers that quantize Q themselves (a variant). */
-#ifndef SA_HW_Q_PREFETCH
-#define SA_HW_Q_PREFETCH 0
-#endif
-/* The stage count of D=64's ring (SA_HW_STAGES for both by default; a variant). */
-#ifndef SA_HW_STAGES64
-#define SA_HW_STAGES64 SA_HW_STAGES
-#endif
 #ifndef SA_HW_LAZY_RESCALE
 #define SA_HW_LAZY_RESCALE 1
 #endif
@@ -338,9 +329,7 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int ONES_BYTES = SA_HW_ROWSUM_MMA ? 8 * SA_CTA_K : 0;
     static constexpr int KS_BYTES = sa_htile<D>::KS_BYTES; /* copied; the slot: KS_SLOT */
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + sa_htile<D>::KS_SLOT;
-    static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4
-                                      ? 4
-                                      : (D == 64 ? SA_HW_STAGES64 : SA_HW_STAGES);
+    static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
     static constexpr int BIAS_OFF = BAR_OFF + 8 * (2 * STAGES + 2); /* 16-byte aligned */
     static constexpr bool EPI_STAGE = D == 128 ? SA_HW_EPI_STAGE128 : SA_HW_EPI_STAGE64;
@@ -548,26 +537,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
     if (wg == 0) {
         /* ---- producer ---- */
         sa_wg_regs_dec<C::PRODUCER_REGS>();
-#if SA_HW_Q_PREFETCH && !SA_HW_PERSIST
-        /* The caller's Q rows of the block about one wave further on into L2 (the blocks start
-         * in index order, one per SM): its consumers' first loads then come from L2. The grid
-         * is 1-D wherever t is blockIdx.x (gridDim.y == 1). A hint only: nothing waits on it. */
-        if (C::QFUSE && a.q_src && tid / 32 == 1 && gridDim.y == 1) {
-            uint32_t nsm;
-            asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-            const int t = blockIdx.x + (int)nsm;
-            if (t < n_tiles) {
-                const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
-                const int r0 = max(w.q0, 0), r1 = min(w.q0 + C::ROWS, a.lq);
-                const int lines = (a.d * 2 + 127) / 128; /* 128-byte lines per row (fp16/bf16) */
-                const char *base = (const char *)a.q_src + w.b * a.qsrc_b + w.h * a.qsrc_h;
-                for (int i = tid % 32; i < (r1 - r0) * lines; i += 32) {
-                    const char *line = base + (r0 + i / lines) * a.qsrc_t + (i % lines) * 128;
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
-                }
-            }
-        }
-#endif
         if (tid == 0) {
             sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */
             int it = 0, nt = 0;
