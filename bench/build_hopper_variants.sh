@@ -142,12 +142,11 @@ shift
 # h200-5e3500f-round45.md, qp within noise, s16 -3.2 % at D=64 L=16K; both removed from the
 # source (in git at 5e3500f).
 # Round 46: D=64's 128-key steps with 4 or 8 of every 32 exponentials by a degree-3 polynomial
-# on the FMA pipe (p4, p8: SA_HW_EXPPOLY_PAIR; round 45's ncu: the MUFU stretch 29 % of that
-# kernel's warp samples, MUFU 49 % busy; round 5 measured the like at D=128, slower).
+# on the FMA pipe (p4, p8: SA_HW_EXPPOLY_PAIR): h200-7330af4-round46.md, -4 % / -9 % at D=64
+# L=16K; removed from the source (in git at 7330af4).
 all_variants=(
     "landed|"
-    "p4|-DSA_HW_EXPPOLY_PAIR=4"
-    "p8|-DSA_HW_EXPPOLY_PAIR=8"
+    "nope128|-DSA_HW_PACK_IN_EXP128=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

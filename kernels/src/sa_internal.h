@@ -86,11 +86,6 @@
  * (9 instructions a step where it is never tried); with it everywhere D=128 L=1K measured 2 %
  * slower (within that shape's spread) and the one-warpgroup kernel (D=64 up to 2K keys) 5-7 %
  * (round 35c). Shorter calls run the kernels as before round 35, SASS for SASS. */
-/* int8-fp8-wgmma's 128-key steps (SA_HW_PAIR, D=64 from 8K keys): this many of every 32
- * exponentials by a polynomial on the FMA pipe instead of MUFU (0, 4 or 8; a variant). */
-#ifndef SA_HW_EXPPOLY_PAIR
-#define SA_HW_EXPPOLY_PAIR 0
-#endif
 #ifndef SA_H_SPEC_MIN_KV
 #define SA_H_SPEC_MIN_KV 4096
 #endif

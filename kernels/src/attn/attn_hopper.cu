@@ -349,28 +349,6 @@ __device__ __forceinline__ float sa_h_exp2(float x)
     return sa_exp2(x);
 }
 
-/* 2^x on the FMA pipe (SA_HW_EXPPOLY_PAIR, a variant): x = j + f with j = rint(x) by the
- * 1.5·2^23 shift, f in [-0.5, 0.5]; 2^f by a degree-3 polynomial fitted to the relative error on
- * [-0.5, 0.5] (at most 1.14e-4 there, against E4M3's half step of 6.25 %); j added to the
- * exponent field. x is raised to -126 first (a p under 2^-126 is an E4M3 zero either way); NaN
- * is returned as it came. */
-__device__ __forceinline__ float sa_h_exp2_poly(float x)
-{
-    const float xc = fmaxf(x, -126.0f);
-    const float j = __fadd_rn(xc, 12582912.0f); /* 1.5·2^23 + rint(xc) */
-    const float f = __fsub_rn(xc, __fsub_rn(j, 12582912.0f));
-    float p = fmaf(f, 0.0545928247f, 0.242217838f);
-    p = fmaf(p, f, 0.693368601f);
-    p = fmaf(p, f, 1.0f);
-    const float r = __int_as_float(__float_as_int(p) + (__float_as_int(j) << 23));
-    return x != x ? x : r;
-}
-/* Element i of a thread's 32 scores of a tile by the polynomial (POLY of every 32). */
-template <int POLY> __device__ __forceinline__ constexpr bool sa_h_poly_at(int i)
-{
-    return POLY > 0 && i % (32 / (POLY > 0 ? POLY : 1)) == 32 / (POLY > 0 ? POLY : 1) - 1;
-}
-
 /* Row max of one row's 16 scores of a thread (hh: which of its two rows), and m0. */
 __device__ __forceinline__ float sa_h_max16(const float (&t)[32], int hh, float m0)
 {
@@ -381,9 +359,8 @@ __device__ __forceinline__ float sa_h_max16(const float (&t)[32], int hh, float 
     return m;
 }
 
-/* p = exp2(t·kq + off) in place for W tiles' scores, per row (the one-FFMA form); POLY of every
- * 32 by sa_h_exp2_poly. */
-template <int W, int POLY = 0>
+/* p = exp2(t·kq + off) in place for W tiles' scores, per row (the one-FFMA form). */
+template <int W>
 __device__ __forceinline__ void sa_h_exp_ffma(float (&t)[W * 32], const float (&kq)[2],
                                               const float (&off)[2])
 {
@@ -396,8 +373,7 @@ __device__ __forceinline__ void sa_h_exp_ffma(float (&t)[W * 32], const float (&
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
                     float &x = t[w * 32 + nt * 4 + 2 * hh + e];
-                    const float y = fmaf(x, kq[hh], off[hh]);
-                    x = sa_h_poly_at<POLY>(nt * 4 + 2 * hh + e) ? sa_h_exp2_poly(y) : sa_h_exp2(y);
+                    x = sa_h_exp2(fmaf(x, kq[hh], off[hh]));
                 }
 }
 
@@ -508,8 +484,6 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     /* SA_H_SPEC on one-tile steps (the pair form's 128-key steps move their max more often:
      * round 35 measured no gain there) */
     constexpr bool SPEC = SPEC_K && SA_H_SPEC && W == 1;
-    /* the pair form's exponentials on the FMA pipe, POLY of every 32 (SA_HW_EXPPOLY_PAIR) */
-    constexpr int POLY = W == 2 ? SA_HW_EXPPOLY_PAIR : 0;
     static_assert(!SPEC || !SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
     float tmax[2] = {-INFINITY, -INFINITY}; /* this thread's max of each row (SPEC) */
     bool fast = false;
@@ -585,7 +559,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
          * basic block, so its FMA-pipe work fills the MUFU-bound stretch. */
         if (SA_FAST_SOFTMAX && __all_sync(0xffffffffu, small)) {
             beside();
-            sa_h_exp_ffma<W, POLY>(t, kq, off);
+            sa_h_exp_ffma<W>(t, kq, off);
             if constexpr (PACK_IN_EXP)
                 finish();
         } else {
@@ -594,8 +568,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             for (int i = 0; i < W * 32; ++i) {
                 const int hh = (i >> 1) & 1;
                 const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
-                const float y = fmaf(ti - m_use[hh], r.qs[hh], P_LOG2);
-                t[i] = sa_h_poly_at<POLY>(i % 32) ? sa_h_exp2_poly(y) : sa_h_exp2(y);
+                t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
             }
             if constexpr (PACK_IN_EXP)
                 finish();
