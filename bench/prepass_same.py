@@ -33,6 +33,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import time_interleaved  # noqa: E402  (A and B one call each in turn, median of 20)
 from sageattn_ctypes import SageAttn  # noqa: E402
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -232,21 +233,8 @@ def timing(sa_a, sa_b, log, only=None):
             except RuntimeError as e:
                 log("timing: %s skipped: %s" % (mode, str(e)[:120]))
                 continue
-            for _ in range(5):
-                sa_a.run(pa)
-                sa_b.run(pb)
-            torch.cuda.synchronize()
-            ts = {"a": [], "b": []}
-            for _ in range(20):
-                for key, sa, p in (("a", sa_a, pa), ("b", sa_b, pb)):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-                        enable_timing=True)
-                    s.record()
-                    sa.run(p)
-                    e.record()
-                    e.synchronize()
-                    ts[key].append(s.elapsed_time(e) * 1000.0)
-            med = {key: sorted(t)[len(t) // 2] for key, t in ts.items()}
+            med = {key: ms * 1000.0 for key, ms in time_interleaved(
+                [("a", lambda: sa_a.run(pa)), ("b", lambda: sa_b.run(pb))]).items()}
             row = {"mode": mode, "dtype": dt, "d": d, "l": L, "b": b, "h": 32, "us_a": med["a"],
                    "us_b": med["b"], "saved_us": med["a"] - med["b"]}
             rows.append(row)
