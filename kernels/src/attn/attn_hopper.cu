@@ -388,7 +388,8 @@ struct sa_h_nothing {
  * rescaled and grown here (FADD per score); without it the caller takes them from P·V's extra
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
  * masked whole (an odd tile count's first step). SPEC_K: the kernel instance that may take
- * SA_H_SPEC's form (sa_internal.h; alpha is then 1). */
+ * SA_H_SPEC's form (sa_internal.h; alpha is then 1). PACK_IN_EXP: P packed inside each
+ * exponential form (`finish` below; SA_HW_PACK_IN_EXP128). */
 template <bool ROW_SUM, int W, bool SPEC_K = false, bool PACK_IN_EXP = false,
           typename Beside = sa_h_nothing>
 __device__ __forceinline__ void

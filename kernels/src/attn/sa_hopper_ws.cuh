@@ -111,6 +111,9 @@
  * against 618.2 causal, bench.py's accuracy metrics identical in all 15 cases; at D=64 with P·V in
  * O and three consumers 416.1 against 426.8 for the per-tile fold; with four (since round 14) it
  * is part of the faster whole. */
+#ifndef SA_HW_LAZY_RESCALE
+#define SA_HW_LAZY_RESCALE 1
+#endif
 /* 1: the key loop's softmax converts P to E4M3 at the end of each exponential form, in that
  * form's basic block (sa_h_softmax_w's PACK_IN_EXP: ptxas then places the conversions among
  * the MUFU stretch, where one warp waits 8 cycles between its exponentials, and writes both
@@ -124,9 +127,6 @@
 #endif
 #ifndef SA_HW_PACK_IN_EXP64
 #define SA_HW_PACK_IN_EXP64 0
-#endif
-#ifndef SA_HW_LAZY_RESCALE
-#define SA_HW_LAZY_RESCALE 1
 #endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
