@@ -144,12 +144,12 @@ shift
 # Round 46: D=64's 128-key steps with 4 or 8 of every 32 exponentials by a degree-3 polynomial
 # on the FMA pipe (p4, p8: SA_HW_EXPPOLY_PAIR): h200-7330af4-round46.md, -4 % / -9 % at D=64
 # L=16K; removed from the source (in git at 7330af4).
-# Round 47: D=128's P in two register buffers used in turn, the key loop two steps per trip,
-# P(j) converted straight into the buffer P·V(j-2) read (p2b: SA_HW_P2BUF128=1): no copies of P
-# (16 moves per step with round 43's packing) and no DEPBAR moved, unlike round 44's fepvb.
+# Round 47: D=128's P in two register buffers used in turn, P(j) straight into the one P·V(j-2)
+# read (p2b: SA_HW_P2BUF128=1): h200-90e7b82-round47.md, -4 to -7 % from 4K keys, last-bit
+# differences in causal cases; removed from the source (in git at 90e7b82).
 all_variants=(
     "landed|"
-    "p2b|-DSA_HW_P2BUF128=1"
+    "nope128|-DSA_HW_PACK_IN_EXP128=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).

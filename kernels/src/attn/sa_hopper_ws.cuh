@@ -128,12 +128,6 @@
 #ifndef SA_HW_PACK_IN_EXP64
 #define SA_HW_PACK_IN_EXP64 0
 #endif
-/* 1 (D=128, SA_HW_FOLDN 0): P in two register buffers used in turn (the key loop two steps per
- * trip), each step's P converted straight into the buffer P·V two steps back read, instead of
- * into temporaries copied into the one buffer P·V reads (a variant). */
-#ifndef SA_HW_P2BUF128
-#define SA_HW_P2BUF128 0
-#endif
 /* 1: the fold of P·V(j-1) into O issued beside tile j's exponentials (in their basic block),
  * where its FFMAs fill the MUFU-bound stretch, instead of after the softmax. Per head dim
  * (round 8, bench/results/h200-458e33a-hopper8-variants.md, with SA_H_KGROUP=1): +2.9 % at
@@ -320,7 +314,6 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr bool BIAS_PRELOAD = D == 128 ? SA_HW_BIAS_PRELOAD128 : SA_HW_BIAS_PRELOAD64;
     static constexpr bool PAIR = PAIR_K || (D == 128 ? SA_HW_PAIR128 : SA_HW_PAIR64);
     static constexpr bool PACK_IN_EXP = D == 128 ? SA_HW_PACK_IN_EXP128 : SA_HW_PACK_IN_EXP64;
-    static constexpr bool P2BUF = D == 128 && SA_HW_P2BUF128 && FOLDN == 0;
     /* Registers: every thread starts with the entry count, 65536 / (THREADS * CTAS) rounded down
      * to a multiple of 8 (what ptxas allocates: the block owns only that many); the producer drops
      * to 24 and the consumers share the rest, in multiples of 8. Asking for more than the block
@@ -910,13 +903,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
              * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
              * holding and folding makes ptxas serialize every wgmma (C7513). */
-            uint32_t pb[2][4]; /* SA_HW_P2BUF: the other P buffer */
-            auto step = [&](int j, auto carry_c, auto hold_c, auto set_bias_c, uint32_t(&pa)[2][4],
-                            uint32_t(&pout)[2][4]) {
+            auto step = [&](int j, auto carry_c, auto hold_c, auto set_bias_c) {
                 constexpr bool CARRY = decltype(carry_c)::value, HOLD = decltype(hold_c)::value;
-                /* P(j): into pout (SA_HW_P2BUF) or into temporaries copied into pa at the end */
-                uint32_t ptmp[2][4];
-                uint32_t(&pn)[2][4] = *(C::P2BUF ? &pout : &ptmp);
                 const int it = it0 + j;
                 if (!decltype(set_bias_c)::value) /* SA_HW_BIAS_PRELOAD */
                     sa_hw_bias_load(acc, sQ + C::BIAS_OFF);
@@ -931,6 +919,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #pragma unroll
                 for (int i = 0; i < 32; ++i)
                     sa_wg_touch(acc[i]);
+                uint32_t pn[2][4];
                 float alpha[2];
                 /* P·V(j-1) done: its P registers and stage are free */
                 auto pv_done = [&]() {
@@ -965,16 +954,14 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                         alpha_prev[1] = alpha[1];
                     }
                 }
-                if constexpr (!C::P2BUF) { /* P(j) into the registers P·V(j) reads */
 #pragma unroll
-                    for (int kk = 0; kk < 2; ++kk)
+                for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
-                        for (int i = 0; i < 4; ++i)
-                            pa[kk][i] = pn[kk][i];
-                }
+                    for (int i = 0; i < 4; ++i)
+                        pa[kk][i] = pn[kk][i];
             };
             /* The last tile's P·V (onto a held tile with CARRY), then the last fold. */
-            auto last = [&](auto carry_c, uint32_t(&pa)[2][4]) {
+            auto last = [&](auto carry_c) {
                 constexpr bool CARRY = decltype(carry_c)::value;
                 turn_begin();
                 sa_wg_fence();
@@ -990,50 +977,34 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
             if constexpr (C::FOLDN == 0) {
                 /* never folded: every P·V onto the held tile; O (zero) takes it at the end */
                 constexpr std::integral_constant<bool, true> yes{};
-                if (n_c > 1 && C::P2BUF) {
-                    /* P(j) straight into the buffer P·V(j-2) read (waited for in step j-1): two
-                     * steps per trip, the buffers' roles swapped */
-                    step(1, no, yes, set_bias, pa, pb);
-                    int j = 2;
-#pragma unroll 1
-                    for (; j + 1 < n_c; j += 2) {
-                        step(j, yes, yes, loop_bias, pb, pa);
-                        step(j + 1, yes, yes, loop_bias, pa, pb);
-                    }
-                    if (j < n_c) {
-                        step(j, yes, yes, loop_bias, pb, pa);
-                        last(yes, pa);
-                    } else {
-                        last(yes, pb);
-                    }
-                } else if (n_c > 1) {
-                    step(1, no, yes, set_bias, pa, pb);
+                if (n_c > 1) {
+                    step(1, no, yes, set_bias);
 #pragma unroll 1
                     for (int j = 2; j < n_c; ++j)
-                        step(j, yes, yes, loop_bias, pa, pb);
-                    last(yes, pa);
+                        step(j, yes, yes, loop_bias);
+                    last(yes);
                 } else {
-                    last(no, pa);
+                    last(no);
                 }
             } else if constexpr (C::FOLDN == 2) {
                 constexpr std::integral_constant<bool, true> yes{};
                 int j = 1;
 #pragma unroll 1
                 for (; j + 1 < n_c; j += 2) {
-                    step(j, no, yes, loop_bias, pa, pb);     /* P·V(j-1) fresh, held */
-                    step(j + 1, yes, no, loop_bias, pa, pb); /* P·V(j) onto it, folded */
+                    step(j, no, yes, loop_bias);     /* P·V(j-1) fresh, held */
+                    step(j + 1, yes, no, loop_bias); /* P·V(j) onto it, folded */
                 }
                 if (j < n_c) {
-                    step(j, no, yes, loop_bias, pa, pb);
-                    last(yes, pa);
+                    step(j, no, yes, loop_bias);
+                    last(yes);
                 } else {
-                    last(no, pa);
+                    last(no);
                 }
             } else {
 #pragma unroll 1
                 for (int j = 1; j < n_c; ++j)
-                    step(j, no, no, loop_bias, pa, pb);
-                last(no, pa);
+                    step(j, no, no, loop_bias);
+                last(no);
             }
         }
 #else
