@@ -340,8 +340,9 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
 #define SA_TEST_HOPPER_DIAG 0
 #endif
 
-/* The exponential of one score (SA_TEST_HOPPER_DIAG 1: a stand-in FMUL). Round 5 measured the
- * alternative, some exponentials on the FMA pipe by a polynomial: slower (bench/NOTES.md). */
+/* The exponential of one score (SA_TEST_HOPPER_DIAG 1: a stand-in FMUL). Rounds 5 (D=128) and
+ * 46 (D=64) measured the alternative, some exponentials on the FMA pipe by a polynomial: slower
+ * (bench/NOTES.md). */
 __device__ __forceinline__ float sa_h_exp2(float x)
 {
     if (SA_TEST_HOPPER_DIAG == 1)
