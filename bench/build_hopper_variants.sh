@@ -147,13 +147,20 @@ shift
 # Round 47: D=128's P in two register buffers used in turn, P(j) straight into the one P·V(j-2)
 # read (p2b: SA_HW_P2BUF128=1): h200-90e7b82-round47.md, -4 to -7 % from 4K keys, last-bit
 # differences in causal cases; removed from the source (in git at 90e7b82).
+# Round 48: the ceilings of the key loop as it stands: every exponential a stand-in FMUL
+# (dx_nomufu), no softmax at all (dx_nosoftmax), and K scales per key group (kg, with its base
+# nospec: SA_H_KGROUP needs SA_H_SPEC=0), the one measured lever the self-test rejects.
 all_variants=(
     "landed|"
-    "nope128|-DSA_HW_PACK_IN_EXP128=0"
+    "nospec|-DSA_H_SPEC=0"
+    "kg|-DSA_H_SPEC=0 -DSA_H_KGROUP=1"
+    "dx_nomufu|-DSA_TEST_HOPPER_DIAG=1"
+    "dx_nosoftmax|-DSA_TEST_HOPPER_DIAG=2"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
-spill_ok=" "
+# dx_nosoftmax (round 48): D=64's 64-key kernels spill there; its D=128 figures are the ones read.
+spill_ok=" dx_nosoftmax "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}
