@@ -105,6 +105,50 @@ static void quantize_lane_groups(const float *x, int rows, int dp, int k_tile, i
     }
 }
 
+/* K by groups of keys of similar magnitude (k_lane_groups 2, not a kernel form yet): in each
+ * window of k_rank_window keys the keys are ranked by their absmax (largest first, ties by
+ * position) and each SA_H_KGROUP_KEYS consecutive ranks form one group with one scale, as
+ * quantize_rows. A wgmma kernel would hold such a group in one lane quad once K and V are
+ * permuted to rank order inside each window; without a causal mask that permutation leaves
+ * attention as it was, so the reference only forms the groups. rank: scratch of rows entries. */
+struct key_rank {
+    float amax;
+    int row;
+};
+
+static int by_amax_desc(const void *a, const void *b)
+{
+    const struct key_rank *x = a, *y = b;
+    if (x->amax != y->amax)
+        return x->amax < y->amax ? 1 : -1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static void quantize_rank_groups(const float *x, int rows, int dp, int window, int8_t *q,
+                                 float *scale, struct key_rank *rank)
+{
+    for (int w0 = 0; w0 < rows; w0 += window) {
+        int n = w0 + window < rows ? window : rows - w0;
+        for (int i = 0; i < n; i++) {
+            float amax = 0.0f;
+            for (int c = 0; c < dp; c++)
+                amax = fmaxf(amax, fabsf(x[(size_t)(w0 + i) * dp + c]));
+            rank[i] = (struct key_rank){amax, w0 + i};
+        }
+        qsort(rank, (size_t)n, sizeof *rank, by_amax_desc);
+        for (int g0 = 0; g0 < n; g0 += SA_H_KGROUP_KEYS) {
+            float amax = rank[g0].amax > 0.0f ? rank[g0].amax : 1.0f;
+            float inv = SA_INT8_MAX / amax;
+            for (int i = g0; i < g0 + SA_H_KGROUP_KEYS && i < n; i++) {
+                int r = rank[i].row;
+                scale[r] = amax / SA_INT8_MAX;
+                for (int c = 0; c < dp; c++)
+                    q[(size_t)r * dp + c] = sa_f32_to_int8(x[(size_t)r * dp + c] * inv);
+            }
+        }
+    }
+}
+
 /* One (batch, kv head): the key and value operands as the main loop sees them. */
 struct kv_operands {
     float *k;      /* [lkv][dp], mean-subtracted when smoothing (fp16 mode: raw) */
@@ -114,6 +158,8 @@ struct kv_operands {
     float *v;      /* [lkv][dp]: input values, or E4M3 values (int8-fp8) */
     float *vscale; /* [dp]: 1 except int8-fp8 */
     float *vmean;  /* [dp]: added to O (zeros unless smoothing V) */
+    /* [lkv]: quantize_rank_groups' scratch */
+    struct key_rank *rank;
 };
 
 static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg, int b, int hk,
@@ -140,7 +186,9 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
             for (int c = 0; c < dp; c++)
                 kv->k[(size_t)j * dp + c] -= kv->kmean[c];
     }
-    if (quantized && cfg->k_lane_groups)
+    if (quantized && cfg->k_lane_groups == 2)
+        quantize_rank_groups(kv->k, lkv, dp, cfg->k_rank_window, kv->kq, kv->kscale, kv->rank);
+    else if (quantized && cfg->k_lane_groups)
         quantize_lane_groups(kv->k, lkv, dp, cfg->k_tile, kv->kq, kv->kscale);
     else if (quantized)
         quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
@@ -311,6 +359,7 @@ static void free_buffers(struct ref_buffers *r)
     free(r->kv.v);
     free(r->kv.vscale);
     free(r->kv.vmean);
+    free(r->kv.rank);
     free(r->qf);
     free(r->qq);
     free(r->qscale);
@@ -332,6 +381,7 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->kv.v = malloc(sizeof(float) * kvn);
     r->kv.vscale = malloc(sizeof(float) * (size_t)dp);
     r->kv.vmean = malloc(sizeof(float) * (size_t)dp);
+    r->kv.rank = malloc(sizeof(struct key_rank) * (size_t)p->kv_len);
     r->qf = malloc(sizeof(float) * qn);
     r->qq = malloc(qn);
     r->qscale = malloc(sizeof(float) * (size_t)p->q_len);
@@ -341,8 +391,8 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->w.tile = malloc(sizeof(float) * (size_t)dp);
     r->w.group = malloc(sizeof(double) * (size_t)dp);
     if (r->kv.k && r->kv.kq && r->kv.kscale && r->kv.kmean && r->kv.v && r->kv.vscale &&
-        r->kv.vmean && r->qf && r->qq && r->qscale && r->o_row && r->w.t && r->w.acc && r->w.tile &&
-        r->w.group)
+        r->kv.vmean && r->kv.rank && r->qf && r->qq && r->qscale && r->o_row && r->w.t &&
+        r->w.acc && r->w.tile && r->w.group)
         return 0;
     free_buffers(r);
     return -1;
@@ -370,7 +420,7 @@ static void prepare_q(const sageattn_params *p, const struct sa_ref_config *cfg,
 int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
     if (!params_ok(p) || !cfg || cfg->k_tile <= 0 || cfg->q_quant_rows <= 0 ||
-        cfg->k_quant_rows <= 0)
+        cfg->k_quant_rows <= 0 || (cfg->k_lane_groups == 2 && cfg->k_rank_window <= 0))
         return -1;
     int dp = p->head_dim <= 64 ? 64 : 128;
     int group = p->num_q_heads / p->num_kv_heads;

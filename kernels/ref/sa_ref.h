@@ -27,8 +27,11 @@ struct sa_ref_config {
     sageattn_mode mode; /* any mode but AUTO */
     int q_quant_rows;   /* consecutive tokens of one head sharing one Q scale */
     int k_quant_rows;   /* the same for K */
-    int k_lane_groups;  /* 1: K scales per 64-key tile and lane quad instead (SA_H_KGROUP) */
-    int smooth_k;       /* subtract K's mean over the sequence before quantizing */
+    int k_lane_groups;  /* 1: K scales per 64-key tile and lane quad instead (SA_H_KGROUP);
+                           2: per SA_H_KGROUP_KEYS keys of adjacent absmax rank in each window
+                           of k_rank_window keys (a study, no kernel: sa_ref.c) */
+    int k_rank_window;
+    int smooth_k; /* subtract K's mean over the sequence before quantizing */
     /* fp8 modes: subtract V's mean before quantizing and add it to O (the scale maps the absmax
      * of V less its mean to fp8_v_scale_max), at the shapes where the kernels do (sa_smooth_v) */
     int smooth_v;

@@ -180,6 +180,56 @@ static void test_lane_groups(void)
     }
 }
 
+/* K groups of adjacent magnitude rank (k_lane_groups 2; issue 13's next lever, no kernel yet).
+ * Groups of SA_H_KGROUP_KEYS keys share one K scale, which takes the dequantization out of the
+ * wgmma kernel's key loop: measured on the H200 with the lane quads' fixed groups (SA_H_KGROUP)
+ * +9.9 % at D=128 L=16K, +11.8 % at D=64 (bench/results/h200-d1d9d37-round48.md), but those
+ * groups fail the self-test's q-x10 floor. Keys ranked by absmax within windows of 1024 keys,
+ * each group SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token
+ * one does. Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the
+ * rank groups keep the per-token figures (within the +-5e-5 in cos that seeds move either
+ * one), the position groups do not. */
+static void test_rank_groups(void)
+{
+    printf("int8-fp8-wgmma, K groups by position and by magnitude rank:\n");
+    static const struct sa_case cases[] = {
+        {"Q x10 Lq128 Lkv4096", 1, 4, 4, 128, 4096, 128, 0, 0, F16, SA_INPUT_Q_X10, 31},
+        {"random Lq128 Lkv4096", 1, 4, 4, 128, 4096, 128, 0, 0, F16, SA_INPUT_RANDOM, 32},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (skip_case(&cases[i]))
+            continue;
+        struct sa_tensors t;
+        prepare(&cases[i], &t);
+        struct sa_ref_config cfg;
+        sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
+        cfg.k_lane_groups = 0;
+        struct result per_token = evaluate(&t, &cfg);
+        print_result("per token", cfg.mode, &per_token);
+        cfg.k_lane_groups = 1;
+        struct result by_lane = evaluate(&t, &cfg);
+        print_result("groups by lane quad", cfg.mode, &by_lane);
+        cfg.k_lane_groups = 2;
+        cfg.k_rank_window = 1024;
+        struct result by_rank = evaluate(&t, &cfg);
+        print_result("groups by rank, 1024", cfg.mode, &by_rank);
+        const char *n = cases[i].name;
+        CHECK(by_rank.m.nonfinite == 0, "%s: non-finite output", n);
+        CHECK(by_rank.m.cos >= per_token.m.cos - 5e-5, "%s: rank groups cos %.7f, per token %.7f",
+              n, by_rank.m.cos, per_token.m.cos);
+        CHECK(by_rank.m.rel_l1 <= 1.02 * per_token.m.rel_l1,
+              "%s: rank groups rel-L1 %.5f, per token %.5f", n, by_rank.m.rel_l1,
+              per_token.m.rel_l1);
+        CHECK(by_rank.m.rel_l1 != per_token.m.rel_l1, "%s: rank groups change nothing", n);
+        if (cases[i].kind == SA_INPUT_Q_X10)
+            CHECK(by_lane.m.cos < by_rank.m.cos - 5e-5 &&
+                      by_lane.m.rel_l1 > 1.03 * by_rank.m.rel_l1,
+                  "%s: lane groups cos %.7f rel-L1 %.5f, rank groups %.7f %.5f", n, by_lane.m.cos,
+                  by_lane.m.rel_l1, by_rank.m.cos, by_rank.m.rel_l1);
+        sa_tensors_free(&t);
+    }
+}
+
 /* int8-fp8-wgmma's headroom on the row max (SA_H_SPEC, sa_internal.h): the reference follows
  * the kernels' choice; from SA_H_SPEC_MIN_KV keys the rule changes the numbers (a config that
  * ignored it would not) and keeps the bar, costing little against the exact max (H200, the
@@ -584,6 +634,7 @@ int main(int argc, char **argv)
     test_kmean_sample();
     test_random_matrix();
     test_lane_groups();
+    test_rank_groups();
     test_headroom();
     test_rows_without_keys();
     test_adversarial();
