@@ -187,8 +187,8 @@ static void test_lane_groups(void)
  * groups fail the self-test's q-x10 floor. Keys ranked by absmax within windows of 1024 keys,
  * each group SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token
  * one does. Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the
- * rank groups keep the per-token figures (within the +-5e-5 in cos that seeds move either
- * one), the position groups do not. */
+ * rank groups keep the per-token figures (cos within 5e-5, the spread of either over seeds),
+ * the position groups do not. */
 static void test_rank_groups(void)
 {
     printf("int8-fp8-wgmma, K groups by position and by magnitude rank:\n");
