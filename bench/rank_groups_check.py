@@ -28,7 +28,8 @@ from sageattn_ctypes import SageAttn  # noqa: E402
 
 MODE = "int8-fp8-wgmma"
 TILE, GROUP = 64, 16
-# name, (B, Hq, Hkv, Lq, Lkv, D), kind: the self-test's Q x10 shapes, random ones, a long one
+# name, (B, Hq, Hkv, Lq, Lkv, D), kind: the self-test's Q x10 shapes, random ones, a long one,
+# inputs near fp16's limits and V with channel offsets
 CASES = [
     ("q_x10_d128", (1, 4, 4, 1024, 1024, 128), "q_x10"),
     ("q_x10_d64", (1, 4, 4, 1024, 1024, 64), "q_x10"),
@@ -37,6 +38,8 @@ CASES = [
     ("random_4k_d64", (1, 4, 4, 4096, 4096, 64), "random"),
     ("k_offset_d128", (1, 4, 4, 1024, 1024, 128), "k_offset"),
     ("long_16k_d128", (1, 2, 2, 1024, 16384, 128), "random"),
+    ("near_limits_d128", (1, 2, 2, 1024, 1024, 128), "near_limits"),
+    ("v_offset_4k_d128", (1, 4, 4, 4096, 4096, 128), "v_offset"),
 ]
 
 
