@@ -56,25 +56,37 @@ static int visible_keys(const sageattn_params *p, int i)
     return n < 0 ? 0 : (n > p->kv_len ? p->kv_len : (int)n);
 }
 
-/* Per-token-group INT8 absmax quantization of rows x[rows][dp] (groups of `group` rows):
- * scale = absmax/127, q = RNE(x·(127/absmax)); an all-zero group is quantized as if its absmax
- * were 1 (zeros, scale 1/127), so every scale is positive as the kernels require. */
+/* The absmax of one row of dp values. */
+static float row_absmax(const float *xr, int dp)
+{
+    float amax = 0.0f;
+    for (int c = 0; c < dp; c++)
+        amax = fmaxf(amax, fabsf(xr[c]));
+    return amax;
+}
+
+/* One row by its group's absmax: scale = absmax/127, q = RNE(x·(127/absmax)); an all-zero group
+ * is quantized as if its absmax were 1 (zeros, scale 1/127), so every scale is positive as the
+ * kernels require. */
+static void quantize_row(const float *xr, int dp, float group_amax, int8_t *qr, float *scale)
+{
+    const float amax = group_amax > 0.0f ? group_amax : 1.0f;
+    const float inv = SA_INT8_MAX / amax;
+    *scale = amax / SA_INT8_MAX;
+    for (int c = 0; c < dp; c++)
+        qr[c] = sa_f32_to_int8(xr[c] * inv);
+}
+
+/* Per-token-group INT8 absmax quantization of rows x[rows][dp] (groups of `group` rows). */
 static void quantize_rows(const float *x, int rows, int dp, int group, int8_t *q, float *scale)
 {
     for (int g0 = 0; g0 < rows; g0 += group) {
         int g1 = g0 + group < rows ? g0 + group : rows;
         float amax = 0.0f;
         for (int r = g0; r < g1; r++)
-            for (int c = 0; c < dp; c++)
-                amax = fmaxf(amax, fabsf(x[(size_t)r * dp + c]));
-        if (amax == 0.0f)
-            amax = 1.0f;
-        float inv = SA_INT8_MAX / amax;
-        for (int r = g0; r < g1; r++) {
-            scale[r] = amax / SA_INT8_MAX;
-            for (int c = 0; c < dp; c++)
-                q[(size_t)r * dp + c] = sa_f32_to_int8(x[(size_t)r * dp + c] * inv);
-        }
+            amax = fmaxf(amax, row_absmax(x + (size_t)r * dp, dp));
+        for (int r = g0; r < g1; r++)
+            quantize_row(x + (size_t)r * dp, dp, amax, q + (size_t)r * dp, &scale[r]);
     }
 }
 
@@ -89,18 +101,10 @@ static void quantize_lane_groups(const float *x, int rows, int dp, int k_tile, i
             float amax = 0.0f;
             for (int r = t0; r < t1; r++)
                 if ((r % 8) / 2 == g)
-                    for (int c = 0; c < dp; c++)
-                        amax = fmaxf(amax, fabsf(x[(size_t)r * dp + c]));
-            if (amax == 0.0f)
-                amax = 1.0f;
-            float inv = SA_INT8_MAX / amax;
-            for (int r = t0; r < t1; r++) {
-                if ((r % 8) / 2 != g)
-                    continue;
-                scale[r] = amax / SA_INT8_MAX;
-                for (int c = 0; c < dp; c++)
-                    q[(size_t)r * dp + c] = sa_f32_to_int8(x[(size_t)r * dp + c] * inv);
-            }
+                    amax = fmaxf(amax, row_absmax(x + (size_t)r * dp, dp));
+            for (int r = t0; r < t1; r++)
+                if ((r % 8) / 2 == g)
+                    quantize_row(x + (size_t)r * dp, dp, amax, q + (size_t)r * dp, &scale[r]);
         }
     }
 }
@@ -129,22 +133,13 @@ static void quantize_rank_groups(const float *x, int rows, int dp, int window, i
 {
     for (int w0 = 0; w0 < rows; w0 += window) {
         int n = w0 + window < rows ? window : rows - w0;
-        for (int i = 0; i < n; i++) {
-            float amax = 0.0f;
-            for (int c = 0; c < dp; c++)
-                amax = fmaxf(amax, fabsf(x[(size_t)(w0 + i) * dp + c]));
-            rank[i] = (struct key_rank){amax, w0 + i};
-        }
+        for (int i = 0; i < n; i++)
+            rank[i] = (struct key_rank){row_absmax(x + (size_t)(w0 + i) * dp, dp), w0 + i};
         qsort(rank, (size_t)n, sizeof *rank, by_amax_desc);
-        for (int g0 = 0; g0 < n; g0 += SA_H_KGROUP_KEYS) {
-            float amax = rank[g0].amax > 0.0f ? rank[g0].amax : 1.0f;
-            float inv = SA_INT8_MAX / amax;
-            for (int i = g0; i < g0 + SA_H_KGROUP_KEYS && i < n; i++) {
-                int r = rank[i].row;
-                scale[r] = amax / SA_INT8_MAX;
-                for (int c = 0; c < dp; c++)
-                    q[(size_t)r * dp + c] = sa_f32_to_int8(x[(size_t)r * dp + c] * inv);
-            }
+        for (int i = 0; i < n; i++) { /* a group's absmax: its first (largest) rank's */
+            const int r = rank[i].row;
+            quantize_row(x + (size_t)r * dp, dp, rank[i - i % SA_H_KGROUP_KEYS].amax,
+                         q + (size_t)r * dp, &scale[r]);
         }
     }
 }
