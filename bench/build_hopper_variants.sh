@@ -3,9 +3,9 @@
 # among them (bench/device_hopper.sh):
 #   bash bench/build_hopper_variants.sh OUTROOT [NAME...]      e.g. .gpu/hopper2
 # Every library holds all modes for sm_90a; only attn_hopper.cu's compile flags differ (and
-# quant.cu's, for SA_H_KGROUP). The shared objects are built once (bench/build.sh
+# quant.cu's and launch.cu's for the pre-pass's switches). The shared objects are built once (bench/build.sh
 # OUTROOT/<first> sm_90a, the landed default kernel), then attn_hopper.cu is recompiled per
-# variant (quant.cu too where the flags set SA_H_KGROUP) and linked with them. Writes OUTROOT/<name>/
+# variant (quant.cu and launch.cu too where the flags need them) and linked with them. Writes OUTROOT/<name>/
 # {libsageattn.so,ptxas.txt}, OUTROOT/variants.txt (name, flags; the order the GPU script runs
 # them in) and stops with an error if any variant spills registers.
 set -euo pipefail
@@ -149,13 +149,14 @@ shift
 # differences in causal cases; removed from the source (in git at 90e7b82).
 # Round 48: the ceilings of the key loop as it stands: every exponential a stand-in FMUL
 # (dx_nomufu), no softmax at all (dx_nosoftmax), and K scales per key group (kg, with its base
-# nospec: SA_H_KGROUP needs SA_H_SPEC=0), the one measured lever the self-test rejects.
+# nospec: SA_H_KGROUP needs SA_H_SPEC=0), the one measured lever the self-test rejects:
+# h200-d1d9d37-round48.md (SA_H_KGROUP replaced by round 49's rank groups since).
+# Round 49: K scales per rank group in calls without a causal mask (landed: SA_H_RANK_GROUPS,
+# sa_internal.h; the pre-pass ranks each 1024-key window and permutes K and V) against per-token
+# scales everywhere (pertoken: the default before it).
 all_variants=(
     "landed|"
-    "nospec|-DSA_H_SPEC=0"
-    "kg|-DSA_H_SPEC=0 -DSA_H_KGROUP=1"
-    "dx_nomufu|-DSA_TEST_HOPPER_DIAG=1"
-    "dx_nosoftmax|-DSA_TEST_HOPPER_DIAG=2"
+    "pertoken|-DSA_H_RANK_GROUPS=0"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
@@ -166,10 +167,10 @@ mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}
 bash "$root/bench/build.sh" "$shared" sm_90a
 : >"$out/variants.txt"
-# Per variant: the Hopper kernels always; the pre-pass (quant.cu) only where the flags set
-# SA_H_KGROUP (it changes what K's quantizer writes), the pre-pass and the workspace plan
-# (launch.cu) where they set SA_HW_D64_MIN_KV (it decides where V is smoothed); else the shared
-# build's objects are linked.
+# Per variant: the Hopper kernels always; the pre-pass (quant.cu) only where the flags set its
+# own switches, the pre-pass and the workspace plan (launch.cu) where they set SA_HW_D64_MIN_KV
+# (it decides where V is smoothed) or SA_H_RANK_GROUPS (K's quantizer and the permutation's
+# part); else the shared build's objects are linked.
 objs=()
 for o in "$shared"/obj/*.o; do
     case "$(basename "$o" .cu.o)" in attn_hopper | quant | launch) continue ;; esac
@@ -192,11 +193,12 @@ for v in "${all_variants[@]}"; do
         quant_obj=$out/$name/quant.o
         launch_obj=$out/$name/launch.o
         ;;
-    *SA_H_KGROUP* | *SA_VT_* | *SA_STAT_* | *SA_RQ_* | *SA_KMEAN_*) # the pre-pass's own switches
+    *SA_VT_* | *SA_STAT_* | *SA_RQ_* | *SA_KMEAN_*) # the pre-pass's own switches
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;
-    *SA_HW_D64_MIN_KV* | *SA_H_WS* | *SA_PDL*) # V's smoothing (pre-pass, plan); PDL: every launch
+    *SA_HW_D64_MIN_KV* | *SA_H_WS* | *SA_PDL* | *SA_H_RANK_GROUPS*) # V's smoothing, rank groups
+        # (pre-pass, plan); PDL: every launch
         per_variant="attn_hopper quant launch"
         quant_obj=$out/$name/quant.o
         launch_obj=$out/$name/launch.o

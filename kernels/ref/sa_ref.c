@@ -109,11 +109,11 @@ static void quantize_lane_groups(const float *x, int rows, int dp, int k_tile, i
     }
 }
 
-/* K by groups of keys of similar magnitude (k_lane_groups 2, not a kernel form yet): in each
- * window of k_rank_window keys the keys are ranked by their absmax (largest first, ties by
- * position) and each SA_H_KGROUP_KEYS consecutive ranks form one group with one scale, as
- * quantize_rows. A wgmma kernel would hold such a group in one lane quad once K and V are
- * permuted to rank order inside each window; without a causal mask that permutation leaves
+/* K by rank groups (k_lane_groups 2; SA_H_RANK_GROUPS, sa_internal.h): in each window of
+ * k_rank_window keys the keys are ranked by their absmax (largest first, ties by position); the
+ * key of rank i takes position sa_rank_slot(i % 64, keys of its tile) of 64-key tile i / 64 of
+ * the window, and the keys whose positions share a lane quad ((position % 8) / 2) share one
+ * scale, as quantize_rows. The kernels permute K and V so; without a causal mask that leaves
  * attention as it was, so the reference only forms the groups. rank: scratch of rows entries. */
 struct key_rank {
     float amax;
@@ -136,10 +136,16 @@ static void quantize_rank_groups(const float *x, int rows, int dp, int window, i
         for (int i = 0; i < n; i++)
             rank[i] = (struct key_rank){row_absmax(x + (size_t)(w0 + i) * dp, dp), w0 + i};
         qsort(rank, (size_t)n, sizeof *rank, by_amax_desc);
-        for (int i = 0; i < n; i++) { /* a group's absmax: its first (largest) rank's */
-            const int r = rank[i].row;
-            quantize_row(x + (size_t)r * dp, dp, rank[i - i % SA_H_KGROUP_KEYS].amax,
-                         q + (size_t)r * dp, &scale[r]);
+        for (int t0 = 0; t0 < n; t0 += SA_CTA_K) {
+            const int m = n - t0 < SA_CTA_K ? n - t0 : SA_CTA_K;
+            float group_amax[4] = {-1.0f, -1.0f, -1.0f, -1.0f};
+            for (int i = t0; i < t0 + m; i++) { /* a group's absmax: its first (largest) rank's */
+                const int g = (sa_rank_slot(i - t0, m) % 8) / 2;
+                if (group_amax[g] < 0.0f)
+                    group_amax[g] = rank[i].amax;
+                const int r = rank[i].row;
+                quantize_row(x + (size_t)r * dp, dp, group_amax[g], q + (size_t)r * dp, &scale[r]);
+            }
         }
     }
 }
@@ -181,9 +187,11 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
             for (int c = 0; c < dp; c++)
                 kv->k[(size_t)j * dp + c] -= kv->kmean[c];
     }
-    if (quantized && cfg->k_lane_groups == 2)
+    /* rank groups: without a causal mask only (causal calls per token, as the kernels) */
+    const int k_groups = cfg->k_lane_groups == 2 && p->causal ? 0 : cfg->k_lane_groups;
+    if (quantized && k_groups == 2)
         quantize_rank_groups(kv->k, lkv, dp, cfg->k_rank_window, kv->kq, kv->kscale, kv->rank);
-    else if (quantized && cfg->k_lane_groups)
+    else if (quantized && k_groups == 1)
         quantize_lane_groups(kv->k, lkv, dp, cfg->k_tile, kv->kq, kv->kscale);
     else if (quantized)
         quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
@@ -415,7 +423,8 @@ static void prepare_q(const sageattn_params *p, const struct sa_ref_config *cfg,
 int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
     if (!params_ok(p) || !cfg || cfg->k_tile <= 0 || cfg->q_quant_rows <= 0 ||
-        cfg->k_quant_rows <= 0 || (cfg->k_lane_groups == 2 && cfg->k_rank_window <= 0))
+        cfg->k_quant_rows <= 0 ||
+        (cfg->k_lane_groups == 2 && (cfg->k_rank_window <= 0 || cfg->k_rank_window % SA_CTA_K)))
         return -1;
     int dp = p->head_dim <= 64 ? 64 : 128;
     int group = p->num_q_heads / p->num_kv_heads;

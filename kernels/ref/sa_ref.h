@@ -27,9 +27,10 @@ struct sa_ref_config {
     sageattn_mode mode; /* any mode but AUTO */
     int q_quant_rows;   /* consecutive tokens of one head sharing one Q scale */
     int k_quant_rows;   /* the same for K */
-    int k_lane_groups;  /* 1: K scales per 64-key tile and lane quad instead (SA_H_KGROUP);
-                           2: per SA_H_KGROUP_KEYS keys of adjacent absmax rank in each window
-                           of k_rank_window keys (a study, no kernel: sa_ref.c) */
+    int k_lane_groups;  /* 1: K scales per 64-key tile and lane quad instead (the kernels' lane
+                           quads without ranks: a study); 2: rank groups (SA_H_RANK_GROUPS) in
+                           windows of k_rank_window keys (a multiple of 64), in calls without a
+                           causal mask (causal ones per token, as the kernels) */
     int k_rank_window;
     int smooth_k; /* subtract K's mean over the sequence before quantizing */
     /* fp8 modes: subtract V's mean before quantizing and add it to O (the scale maps the absmax

@@ -40,22 +40,52 @@
  * and the device code both use it). */
 #define SA_KMEAN_COUNT(lkv) (((lkv) + SA_KMEAN_STRIDE - 1 - SA_KMEAN_PHASE) / SA_KMEAN_STRIDE)
 #define SA_K_QUANT_ROWS 1
-/* int8-fp8-wgmma with SA_H_KGROUP = 1: K has one scale per group of SA_H_KGROUP_KEYS keys of a
- * 64-key tile, the keys one lane quad of the attention kernel holds in its S columns (key % 8
- * in {2 tq, 2 tq + 1}, tq = 0..3): the group's absmax maps to SA_INT8_MAX. Each thread then
- * dequantizes its 32 scores with one factor per row, folded into the exponent's FFMA, instead
- * of one FFMA per score (SageAttention's "per-thread" K granularity). 0: per token, as above.
- * Measured on the H200 (bench/results/h200-1ae291d-hopper6-variants.md): +7.7 % at D=128
- * L=16K (680.0 against 631.4 TOPS), +12 % at D=64 L=16K, +6 % at L=1K; rel-L1 of the random
- * cases 0.0373 against 0.0369, cos 0.99931 against 0.99932 (goal 0.9992, 0.04). Off by
- * default: `sagebuild selftest --full` on the H200 finds it not safe on its q-x10 L1024 d128
- * case (cos 0.998995 against the safety floor 0.999; per-token scales, as int8-fp8: 0.999153),
- * and int8-fp8-wgmma is what auto runs on Hopper. Kept as a build option for measurements: by
- * the C reference, 8-key groups do not keep that case safe either (bench/NOTES.md). */
-#ifndef SA_H_KGROUP
-#define SA_H_KGROUP 0
+/* int8-fp8-wgmma without a causal mask: K scales per rank group. Each thread of the attention
+ * kernels holds, in its S columns, SA_H_KGROUP_KEYS keys of a 64-key tile (its lane quad's:
+ * position % 8 in {2 tq, 2 tq + 1}); when those keys share one scale, the thread dequantizes its
+ * 32 scores with one factor per row folded into the exponent's FFMA instead of one FFMA per
+ * score. Sharing the largest key's scale with its fixed neighbours loses accuracy (q-x10 L1024
+ * d128 cos 0.998976 against the self-test's floor 0.999, bench/results/
+ * h200-d1d9d37-round48.md); so the pre-pass permutes the keys: in each window of SA_H_RANK_WINDOW
+ * keys they are ranked by the absmax of their smoothed channels (largest first, ties by
+ * position) and each lane quad's keys are 16 adjacent ranks (sa_rank_slot), with one scale for
+ * them. Without a causal mask attention does not depend on the keys' order, so K and V permuted
+ * alike give the same output; keys past the sequence stay there. Measured on the H200 (round 48,
+ * bench/results/h200-dfec327-rankgroups48-w1024-more.json, K and V permuted outside the lane-quad
+ * kernel): q-x10 D=128 cos 0.999103 against 0.999129 per token and 0.998990 without the ranks,
+ * random inputs equal or better; and the lane-quad kernel's speed +9.9 % at D=128 L=16K, +11.8 %
+ * at D=64 (h200-d1d9d37-round48.md). Causal calls keep per-token scales (the mask needs each
+ * key's position). 0: per-token scales everywhere, as before round 49. */
+#ifndef SA_H_RANK_GROUPS
+#define SA_H_RANK_GROUPS 1
 #endif
 #define SA_H_KGROUP_KEYS 16
+#define SA_H_RANK_WINDOW 1024
+/* Whether a call's K takes rank groups (above); the pre-pass and the kernel's choice both ask. */
+static inline int sa_rank_groups(sageattn_mode m, int causal)
+{
+    return SA_H_RANK_GROUPS && m == SAGEATTN_MODE_INT8_FP8_WGMMA && !causal;
+}
+#ifdef __CUDACC__
+#define SA_HOST_DEVICE __host__ __device__
+#else
+#define SA_HOST_DEVICE
+#endif
+/* Position in its 64-key tile of the key of rank r (0 = largest absmax) among the tile's m
+ * valid keys (m <= 64, positions 0..m-1): the positions are taken group by group (lane quad g =
+ * (position % 8) / 2), each group's in order, so a full tile's group g holds ranks 16 g .. 16 g
+ * + 15 and a short one (the sequence's last) as many of them as it has positions. */
+static inline SA_HOST_DEVICE int sa_rank_slot(int r, int m)
+{
+    for (int g = 0; g < 4; ++g) {
+        const int rest = m % 8 - 2 * g; /* the last, partial octet's positions in group g */
+        const int count = (m / 8) * 2 + (rest < 0 ? 0 : rest > 2 ? 2 : rest);
+        if (r < count)
+            return (r / 2) * 8 + 2 * g + r % 2;
+        r -= count;
+    }
+    return -1; /* r >= m */
+}
 /* int8-fp8-wgmma, one-tile key steps: a tile whose scores all stay within SA_H_HEADROOM (base
  * 2) above their rows' reference max takes p from that reference as it stands (SA_H_SPEC 1): no
  * row max exchanged between the lanes of a quad, no rescale of O; any row past it (or past

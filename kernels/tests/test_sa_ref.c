@@ -147,17 +147,20 @@ static void test_random_matrix(void)
     }
 }
 
-/* int8-fp8-wgmma's K scales per 64-key tile and lane quad (SA_H_KGROUP, sa_internal.h): the
- * reference follows the kernels' choice; on the random matrix the grouped scales meet the
- * int8-fp8 bar and cost little against per-token scales (H200: rel-L1 0.0373 against 0.0369),
- * and the grouping does change the numbers (a config that ignored it would not). */
+/* int8-fp8-wgmma's K scales per 64-key tile and lane quad without ranks (k_lane_groups 1, a
+ * study: the rank groups of sa_internal.h are the kernels' form): on the random matrix the
+ * grouped scales meet the int8-fp8 bar and cost little against per-token scales (H200: rel-L1
+ * 0.0373 against 0.0369), and the grouping does change the numbers (a config that ignored it
+ * would not). The reference's default follows the kernels' choice of rank groups. */
 static void test_lane_groups(void)
 {
-    printf("int8-fp8-wgmma, K scales per lane quad (%s):\n", SA_H_KGROUP ? "default" : "off");
+    printf("int8-fp8-wgmma, K scales per lane quad (rank groups %s):\n",
+           SA_H_RANK_GROUPS ? "default" : "off");
     struct sa_ref_config cfg;
     sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
-    CHECK(cfg.k_lane_groups == SA_H_KGROUP, "reference lane groups %d, kernels %d",
-          cfg.k_lane_groups, SA_H_KGROUP);
+    CHECK(cfg.k_lane_groups == (SA_H_RANK_GROUPS ? 2 : 0) && cfg.k_rank_window == SA_H_RANK_WINDOW,
+          "reference K groups %d window %d, kernels' rank groups %d window %d", cfg.k_lane_groups,
+          cfg.k_rank_window, SA_H_RANK_GROUPS, SA_H_RANK_WINDOW);
     for (size_t i = 0; i < sizeof random_cases / sizeof random_cases[0]; i++) {
         if (skip_case(&random_cases[i]) || random_cases[i].lkv > 4096)
             continue;
@@ -180,25 +183,45 @@ static void test_lane_groups(void)
     }
 }
 
-/* K groups of adjacent magnitude rank (k_lane_groups 2; issue 13's next lever, no kernel yet).
+/* K groups of adjacent magnitude rank (k_lane_groups 2, the kernels' form: SA_H_RANK_GROUPS).
  * Groups of SA_H_KGROUP_KEYS keys share one K scale, which takes the dequantization out of the
- * wgmma kernel's key loop: measured on the H200 with the lane quads' fixed groups (SA_H_KGROUP)
- * +9.9 % at D=128 L=16K, +11.8 % at D=64 (bench/results/h200-d1d9d37-round48.md), but those
- * groups fail the self-test's q-x10 floor. Keys ranked by absmax within windows of 1024 keys,
- * each group SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token
- * one does. Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the
- * rank groups keep the per-token figures (cos within 5e-5, the spread of either over seeds),
- * the position groups do not. */
+ * wgmma kernel's key loop: measured on the H200 with the lane quads' fixed groups +9.9 % at
+ * D=128 L=16K, +11.8 % at D=64 (bench/results/h200-d1d9d37-round48.md), but those groups fail
+ * the self-test's q-x10 floor. Keys ranked by absmax within windows of 1024 keys, each group
+ * SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token one does.
+ * Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the rank groups
+ * keep the per-token figures (cos within 5e-5, the spread of either over seeds), the position
+ * groups do not; a sequence of partial windows and a partial last tile (Lkv 2500) too. A causal
+ * call keeps per-token scales (its mask needs each key's position): the same numbers as
+ * k_lane_groups 0. */
 static void test_rank_groups(void)
 {
     printf("int8-fp8-wgmma, K groups by position and by magnitude rank:\n");
     static const struct sa_case cases[] = {
         {"Q x10 Lq128 Lkv4096", 1, 4, 4, 128, 4096, 128, 0, 0, F16, SA_INPUT_Q_X10, 31},
         {"random Lq128 Lkv4096", 1, 4, 4, 128, 4096, 128, 0, 0, F16, SA_INPUT_RANDOM, 32},
+        {"Q x10 Lq128 Lkv2500", 1, 4, 4, 128, 2500, 128, 0, 0, F16, SA_INPUT_Q_X10, 33},
+        {"causal Q x10 Lq1024 Lkv1024", 1, 2, 2, 1024, 1024, 128, 1, 0, F16, SA_INPUT_Q_X10, 34},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (skip_case(&cases[i]))
             continue;
+        if (cases[i].causal) {
+            struct sa_tensors t;
+            prepare(&cases[i], &t);
+            struct sa_ref_config cfg;
+            sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
+            cfg.k_lane_groups = 2;
+            struct result ranked = evaluate(&t, &cfg);
+            cfg.k_lane_groups = 0;
+            struct result per_token = evaluate(&t, &cfg);
+            print_result(cases[i].name, cfg.mode, &ranked);
+            CHECK(ranked.m.rel_l1 == per_token.m.rel_l1 && ranked.m.cos == per_token.m.cos,
+                  "%s: rank groups in a causal call (rel-L1 %.6f against per token %.6f)",
+                  cases[i].name, ranked.m.rel_l1, per_token.m.rel_l1);
+            sa_tensors_free(&t);
+            continue;
+        }
         struct sa_tensors t;
         prepare(&cases[i], &t);
         struct sa_ref_config cfg;
@@ -221,12 +244,36 @@ static void test_rank_groups(void)
               "%s: rank groups rel-L1 %.5f, per token %.5f", n, by_rank.m.rel_l1,
               per_token.m.rel_l1);
         CHECK(by_rank.m.rel_l1 != per_token.m.rel_l1, "%s: rank groups change nothing", n);
-        if (cases[i].kind == SA_INPUT_Q_X10)
+        if (cases[i].kind == SA_INPUT_Q_X10 && cases[i].lkv == 4096)
             CHECK(by_lane.m.cos < by_rank.m.cos - 5e-5 &&
                       by_lane.m.rel_l1 > 1.03 * by_rank.m.rel_l1,
                   "%s: lane groups cos %.7f rel-L1 %.5f, rank groups %.7f %.5f", n, by_lane.m.cos,
                   by_lane.m.rel_l1, by_rank.m.cos, by_rank.m.rel_l1);
         sa_tensors_free(&t);
+    }
+}
+
+/* sa_rank_slot (sa_internal.h): for every count of keys a tile may hold, ranks 0..m-1 fill
+ * positions 0..m-1 once each, a full tile's lane quad g holds ranks 16 g .. 16 g + 15, and in any
+ * tile a lane quad's ranks are consecutive (one group of adjacent magnitude). */
+static void test_rank_slots(void)
+{
+    for (int m = 1; m <= SA_CTA_K; m++) {
+        int seen[SA_CTA_K] = {0}, last_rank[4] = {-1, -1, -1, -1}, ok = 1;
+        for (int r = 0; r < m; r++) {
+            const int pos = sa_rank_slot(r, m);
+            if (pos < 0 || pos >= m || seen[pos]++) {
+                ok = 0;
+                break;
+            }
+            const int g = (pos % 8) / 2;
+            if (last_rank[g] >= 0 && last_rank[g] != r - 1)
+                ok = 0;
+            if (m == SA_CTA_K && g != r / SA_H_KGROUP_KEYS)
+                ok = 0;
+            last_rank[g] = r;
+        }
+        CHECK(ok && sa_rank_slot(m, m) == -1, "sa_rank_slot: tile of %d keys", m);
     }
 }
 
@@ -635,6 +682,7 @@ int main(int argc, char **argv)
     test_random_matrix();
     test_lane_groups();
     test_rank_groups();
+    test_rank_slots();
     test_headroom();
     test_rows_without_keys();
     test_adversarial();

@@ -43,11 +43,16 @@
 #define SA_H_SWAP_LBO_SBO 0
 #endif
 
-/* Index of key `keys`'s K scale in the workspace's kscale part: one float per key, one per
- * SA_H_KGROUP_KEYS keys with SA_H_KGROUP. */
-__device__ __forceinline__ size_t sa_h_ks_index(size_t keys)
+/* Index of key `keys`'s K scale in the workspace's kscale part: one float per key, or with KG
+ * (rank groups, sa_internal.h) one per SA_H_KGROUP_KEYS keys. */
+template <bool KG> __device__ __forceinline__ size_t sa_h_ks_index(size_t keys)
 {
-    return SA_H_KGROUP ? keys / SA_H_KGROUP_KEYS : keys;
+    return KG ? keys / SA_H_KGROUP_KEYS : keys;
+}
+/* Bytes of one tile's K scales: one per key, or with KG one per lane quad. */
+template <bool KG> __host__ __device__ constexpr int sa_h_ks_bytes()
+{
+    return KG ? 4 * (SA_CTA_K / SA_H_KGROUP_KEYS) : SA_CTA_K * 4;
 }
 
 /* Row stride of the epilogue's staging area (sa_h_epilogue_staged): 16 bytes past a row, so that
@@ -78,9 +83,8 @@ template <int D> struct sa_htile {
     static constexpr int Q_BYTES = SA_H_ROWS * D; /* int8 Q, core-matrix order */
     static constexpr int K_BYTES = SA_CTA_K * D;  /* int8 K tile */
     static constexpr int V_BYTES = D * SA_CTA_K;  /* E4M3 Vᵀ tile */
-    /* K scales of the tile: one per key, or (SA_H_KGROUP) one per lane quad in a 128-byte slot */
-    static constexpr int KS_BYTES = SA_H_KGROUP ? 4 * (SA_CTA_K / SA_H_KGROUP_KEYS) : SA_CTA_K * 4;
-    static constexpr int KS_SLOT = SA_H_KGROUP ? 128 : KS_BYTES;
+    /* K scales of the tile: the slot holds one per key; with KG the first 16 bytes are used */
+    static constexpr int KS_SLOT = sa_h_ks_bytes<false>();
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + KS_SLOT;
     static constexpr int BAR_OFF = Q_BYTES + SA_H_STAGES * STAGE_BYTES;
     static constexpr bool EPI_STAGE = D == 128 ? SA_H_EPI_STAGE128 : SA_H_EPI_STAGE64;
@@ -329,7 +333,7 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
         atomicExch(a.nonfinite, 1);
 }
 
-/* SA_H_KGROUP's one-FFMA exponent adds S's bias times the factor (about 6x the largest logit
+/* KG's one-FFMA exponent adds S's bias times the factor (about 6x the largest logit
  * the int8 operands could give) to the row max term: below this bound its rounding stays under
  * 2^-9 in the base-2 exponent (0.14 % of P, against E4M3's 6 % step). */
 #define SA_H_KG_SAFE_OFFSET 32768.0f
@@ -390,15 +394,16 @@ struct sa_h_nothing {
  * columns. ks[w]: tile w's K scales; keys of tile w start at k0 + 64 w; tiles from n_live on are
  * masked whole (an odd tile count's first step). SPEC_K: the kernel instance that may take
  * SA_H_SPEC's form (sa_internal.h; alpha is then 1). PACK_IN_EXP: P packed inside each
- * exponential form (`finish` below; SA_HW_PACK_IN_EXP128). */
-template <bool ROW_SUM, int W, bool SPEC_K = false, bool PACK_IN_EXP = false,
+ * exponential form (`finish` below; SA_HW_PACK_IN_EXP128). KG: K scales per lane quad (rank
+ * groups, sa_internal.h): kg is the thread's one factor and ks is not read. */
+template <bool ROW_SUM, int W, bool SPEC_K = false, bool PACK_IN_EXP = false, bool KG = false,
           typename Beside = sa_h_nothing>
 __device__ __forceinline__ void
 sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alpha[2], sa_h_rows &r,
                const float *const (&ks)[W], float kg, int k0, const sa_attn_args &a, int diag,
                bool need_mask, int n_live, int tq, Beside &&beside = Beside())
 {
-    static_assert(W == 1 || !SA_H_KGROUP, "SA_H_KGROUP's factor is one tile's");
+    static_assert(W == 1 || !KG, "KG's factor is one tile's");
 #if SA_TEST_HOPPER_DIAG == 2
     {
 #pragma unroll
@@ -413,7 +418,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
         (void)n_live;
     }
 #else
-    /* Scores: dequantized here (one K scale per key), or with SA_H_KGROUP the raw S as biased
+    /* Scores: dequantized here (one K scale per key), or with KG the raw S as biased
      * floats (S + 1.5·2^23, exact) and the thread's one K factor kg applied in the exponent. */
     const float kbias = -12582912.0f * kg;
     float t[W * 32];
@@ -422,13 +427,13 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt) {
             float2 kv = make_float2(0.0f, 0.0f);
-            if (!SA_H_KGROUP)
+            if (!KG)
                 kv = *(const float2 *)(ks[w] + nt * 8 + 2 * tq);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const float k = (e & 1) ? kv.y : kv.x;
                 const float s = __int_as_float(acc[w][nt * 4 + e]);
-                t[w * 32 + nt * 4 + e] = SA_H_KGROUP ? s : fmaf(s, k, -12582912.0f * k);
+                t[w * 32 + nt * 4 + e] = KG ? s : fmaf(s, k, -12582912.0f * k);
             }
         }
     if (need_mask) {
@@ -479,14 +484,14 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
     };
     /* Online softmax in base 2; subtract first (the row max gives exactly p = 448) unless every
      * logit of the warp is small enough for the one-FFMA form (SA_FFMA_SAFE_LOGIT; with
-     * SA_H_KGROUP that form also carries S's bias times the factor: SA_H_KG_SAFE_OFFSET). */
+     * KG that form also carries S's bias times the factor: SA_H_KG_SAFE_OFFSET). */
     constexpr float P_LOG2 = SA_H_P_LOG2;
     float m_use[2], kq[2], off[2];
     bool small = true;
     /* SA_H_SPEC on one-tile steps (the pair form's 128-key steps move their max more often:
      * round 35 measured no gain there) */
     constexpr bool SPEC = SPEC_K && SA_H_SPEC && W == 1;
-    static_assert(!SPEC || !SA_H_KGROUP, "SA_H_SPEC: per-key K scales");
+    static_assert(!SPEC || !KG, "SA_H_SPEC: per-key K scales");
     float tmax[2] = {-INFINITY, -INFINITY}; /* this thread's max of each row (SPEC) */
     bool fast = false;
     if constexpr (SPEC) {
@@ -530,7 +535,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             float m = r.mx[hh];
-            if (SA_H_KGROUP) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
+            if (KG) { /* kg > 0 is common to the thread's keys: max of S, then scaled */
                 const float(&t0)[32] = *reinterpret_cast<const float(*)[32]>(t);
                 m = fmaxf(m, fmaf(sa_h_max16(t0, hh, -INFINITY), kg, kbias));
             } else if constexpr (SPEC) {
@@ -547,7 +552,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             r.mx[hh] = m;
             if (ROW_SUM)
                 r.sum[hh] *= alpha[hh];
-            if (SA_H_KGROUP) {
+            if (KG) {
                 kq[hh] = kg * r.qs[hh];
                 off[hh] = fmaf(-12582912.0f, kq[hh], fmaf(-m_use[hh], r.qs[hh], P_LOG2));
                 small &= fabsf(off[hh]) < SA_H_KG_SAFE_OFFSET;
@@ -569,7 +574,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
 #pragma unroll
             for (int i = 0; i < W * 32; ++i) {
                 const int hh = (i >> 1) & 1;
-                const float ti = SA_H_KGROUP ? fmaf(t[i], kg, kbias) : t[i];
+                const float ti = KG ? fmaf(t[i], kg, kbias) : t[i];
                 t[i] = sa_h_exp2(fmaf(ti - m_use[hh], r.qs[hh], P_LOG2));
             }
             if constexpr (PACK_IN_EXP)
@@ -582,7 +587,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
 }
 
 /* One 64-key tile: sa_h_softmax_w with W = 1. */
-template <bool ROW_SUM, bool SPEC_K = false, bool PACK_IN_EXP = false,
+template <bool ROW_SUM, bool SPEC_K = false, bool PACK_IN_EXP = false, bool KG = false,
           typename Beside = sa_h_nothing>
 __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t (&pa)[2][4],
                                              float alpha[2], sa_h_rows &r, const float *ks,
@@ -590,22 +595,22 @@ __device__ __forceinline__ void sa_h_softmax(const int32_t (&acc)[32], uint32_t 
                                              bool need_mask, int tq, Beside &&beside = Beside())
 {
     const float *const ks1[1] = {ks};
-    sa_h_softmax_w<ROW_SUM, 1, SPEC_K, PACK_IN_EXP>(
+    sa_h_softmax_w<ROW_SUM, 1, SPEC_K, PACK_IN_EXP, KG>(
         *reinterpret_cast<const int32_t(*)[1][32]>(&acc), pa, alpha, r, ks1, kg, k0, a, diag,
         need_mask, 1, tq, static_cast<Beside &&>(beside));
 }
 
 /* One tile after its S is complete: the softmax above with the row sums, then the P·V wgmma
  * into a fresh fp32 accumulator ot (issued and committed, not waited). */
-template <int D>
+template <int D, bool KG>
 __device__ __forceinline__ void sa_h_softmax_pv(const int32_t (&acc)[32], float (&ot)[D / 2],
                                                 float alpha[2], sa_h_rows &r, const float *ks,
                                                 uint32_t sV, int k0, const sa_attn_args &a,
                                                 int diag, bool need_mask, int tq)
 {
     uint32_t pa[2][4];
-    sa_h_softmax<true>(acc, pa, alpha, r, ks, SA_H_KGROUP ? ks[tq] : 0.0f, k0, a, diag, need_mask,
-                       tq);
+    sa_h_softmax<true, false, false, KG>(acc, pa, alpha, r, ks, KG ? ks[tq] : 0.0f, k0, a, diag,
+                                         need_mask, tq);
     /* O_tile = P·V into a fresh fp32 accumulator (two-level accumulation). */
     sa_wg_fence();
 #pragma unroll
@@ -733,8 +738,9 @@ __device__ __forceinline__ void sa_h_quantize_q(const sa_attn_args &a, int b, in
  */
 #define SA_H_MIN_BLOCKS(D) ((D) == 64 ? 4 : 2)
 /* QF: the block quantizes its Q rows itself from the caller's Q (a.q_src; SA_H_QFUSE) and keeps
- * them in registers as Q·Kᵀ's A fragment; else Q comes from the pre-pass's int8 Q by bulk copy. */
-template <int D, bool BF16, bool QF>
+ * them in registers as Q·Kᵀ's A fragment; else Q comes from the pre-pass's int8 Q by bulk copy.
+ * KG: K scales per rank group (sa_internal.h). */
+template <int D, bool BF16, bool QF, bool KG>
 __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
     sa_hopper_kernel(const sa_attn_args a)
 {
@@ -762,16 +768,17 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
     const char *qg = (const char *)a.q + (bh * a.lq_pad + q0) * D;
     const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
     const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-    const float *ksg = a.kscale + sa_h_ks_index(bhk * a.lk_pad);
+    const float *ksg = a.kscale + sa_h_ks_index<KG>(bhk * a.lk_pad);
+    constexpr int KS_BYTES = sa_h_ks_bytes<KG>();
     auto stage = [&](int j) { return sQ + T::Q_BYTES + (j % SA_H_STAGES) * T::STAGE_BYTES; };
     auto full_bar = [&](int j) { return bar0 + 8 * (j % SA_H_STAGES); };
     auto load_tile = [&](int j) {
         const uint32_t st = stage(j), bar = full_bar(j);
         const size_t k0 = (size_t)j * SA_CTA_K;
-        sa_mbar_expect_tx(bar, T::K_BYTES + T::V_BYTES + T::KS_BYTES);
+        sa_mbar_expect_tx(bar, T::K_BYTES + T::V_BYTES + KS_BYTES);
         sa_bulk_g2s(st, kg + k0 * D, T::K_BYTES, bar);
         sa_bulk_g2s(st + T::K_BYTES, vg + k0 * D, T::V_BYTES, bar);
-        sa_bulk_g2s(st + T::K_BYTES + T::V_BYTES, ksg + sa_h_ks_index(k0), T::KS_BYTES, bar);
+        sa_bulk_g2s(st + T::K_BYTES + T::V_BYTES, ksg + sa_h_ks_index<KG>(k0), KS_BYTES, bar);
     };
     /* Tile j's stage is refilled SA_H_STAGES uses later: its barrier's phase parity. */
     auto wait_tile = [&](int j) { sa_mbar_wait(full_bar(j), (j / SA_H_STAGES) & 1); };
@@ -843,8 +850,8 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
             issue_qk(nxt, stage(j + 1));
         }
         float alpha[2];
-        sa_h_softmax_pv<D>(cur, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
-                           diag, need_mask(j * SA_CTA_K), tq);
+        sa_h_softmax_pv<D, KG>(cur, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
+                               diag, need_mask(j * SA_CTA_K), tq);
         sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < 32; ++i)
@@ -883,8 +890,8 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i)
             ot[i] = 0.0f;
-        sa_h_softmax_pv<D>(acc, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
-                           diag, need_mask(j * SA_CTA_K), tq);
+        sa_h_softmax_pv<D, KG>(acc, ot, alpha, r, ks_of(j), stage(j) + T::K_BYTES, j * SA_CTA_K, a,
+                               diag, need_mask(j * SA_CTA_K), tq);
         sa_wg_wait<0>();
 #pragma unroll
         for (int i = 0; i < NO * 4; ++i) {
@@ -918,12 +925,12 @@ static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
     return sa_set_smem_once(l->ctx, (const void *)kernel, smem);
 }
 
-template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false>
+template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false, bool KG = false>
 static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
     using C = sa_hw_cfg<D, PAIR_K>;
-    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K, SPEC_K>;
+    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K, SPEC_K, KG>;
     if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
         return e;
     const int nq = (a->lq + C::ROWS - 1) / C::ROWS, heads = a->hq * l->batch;
@@ -950,12 +957,12 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
     return cudaGetLastError();
 }
 
-template <int D, bool BF16>
+template <int D, bool BF16, bool KG>
 static cudaError_t sa_hopper_run_base(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
     const auto kernel =
-        a && a->q_src ? sa_hopper_kernel<D, BF16, true> : sa_hopper_kernel<D, BF16, false>;
+        a && a->q_src ? sa_hopper_kernel<D, BF16, true, KG> : sa_hopper_kernel<D, BF16, false, KG>;
     const int smem = sa_htile<D>::SMEM_BYTES;
     if ((e = sa_hopper_prepare(kernel, smem, l)) != cudaSuccess || l->probe)
         return e;
@@ -974,25 +981,45 @@ int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad)
     return fused && SA_HW_QREG;
 }
 
+/* KG: the call's K has rank groups (sa_rank_groups), which the SA_H_SPEC and SA_HW_PAIR forms
+ * do not take (per-key scales; a two-tile step) and which no causal call has. */
+template <int D, bool BF16, bool KG>
+static cudaError_t sa_hopper_run_scales(const sa_attn_args *a, const sa_launch_cfg *l)
+{
+    if constexpr (SA_H_WS == 1)
+        return sa_hopper_run_ws<D, BF16, false, false, KG>(a, l);
+    else if constexpr (SA_H_WS == 0)
+        return sa_hopper_run_base<D, BF16, KG>(a, l);
+    else if (sa_hopper_uses_ws(D, a->lkv)) {
+        if constexpr (!KG) {
+            /* SA_HW_PAIR's form from its threshold (calls without a causal mask: with rank
+             * groups those all take KG) */
+            if constexpr (D == 64 && sa_hw_pair_possible<D>() && !SA_H_RANK_GROUPS)
+                if (a->lkv >= SA_HW_D64_PAIR_MIN_KV && !a->causal)
+                    return sa_hopper_run_ws<D, BF16, true>(a, l);
+            if constexpr (SA_H_SPEC) /* its own kernels, from SA_H_SPEC_MIN_KV keys */
+                if (a->lkv >= SA_H_SPEC_MIN_KV)
+                    return sa_hopper_run_ws<D, BF16, false, true>(a, l);
+        }
+        return sa_hopper_run_ws<D, BF16, false, false, KG>(a, l);
+    } else
+        return sa_hopper_run_base<D, BF16, KG>(a, l);
+}
+
 template <int D, bool BF16>
 static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
 {
-    if constexpr (SA_H_WS == 1)
-        return sa_hopper_run_ws<D, BF16>(a, l);
-    else if constexpr (SA_H_WS == 0)
-        return sa_hopper_run_base<D, BF16>(a, l);
-    else if (l->probe) /* the code check: both kernels are in the library */
-        return sa_hopper_run_ws<D, BF16>(a, l);
-    else if (sa_hopper_uses_ws(D, a->lkv)) {
-        if constexpr (D == 64 && sa_hw_pair_possible<D>()) /* SA_HW_PAIR's form: its threshold */
-            if (a->lkv >= SA_HW_D64_PAIR_MIN_KV && !a->causal)
-                return sa_hopper_run_ws<D, BF16, true>(a, l);
-        if constexpr (SA_H_SPEC) /* its own kernels, from SA_H_SPEC_MIN_KV keys (sa_internal.h) */
-            if (a->lkv >= SA_H_SPEC_MIN_KV)
-                return sa_hopper_run_ws<D, BF16, false, true>(a, l);
-        return sa_hopper_run_ws<D, BF16>(a, l);
-    } else
-        return sa_hopper_run_base<D, BF16>(a, l);
+    if (l->probe) /* the code check: the kernels are in the library */
+    {
+        if constexpr (SA_H_WS == 0)
+            return sa_hopper_run_base<D, BF16, false>(a, l);
+        else
+            return sa_hopper_run_ws<D, BF16>(a, l);
+    }
+    if constexpr (SA_H_RANK_GROUPS)
+        if (sa_rank_groups(SAGEATTN_MODE_INT8_FP8_WGMMA, a->causal))
+            return sa_hopper_run_scales<D, BF16, true>(a, l);
+    return sa_hopper_run_scales<D, BF16, false>(a, l);
 }
 
 cudaError_t sa_attn_dispatch_int8_fp8_wgmma(int d_pad, int bf16, const sa_attn_args *a,

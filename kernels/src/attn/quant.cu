@@ -538,68 +538,111 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
                     q_bh);
 }
 
-/* int8-fp8-wgmma's K with SA_H_KGROUP (sa_internal.h): one block per 64-key tile of one kv head.
- * Each key's channels (mean subtracted, as sa_rowquant_block) are quantized with the scale of
- * its group, the SA_H_KGROUP_KEYS keys of the tile one lane quad of the attention kernel holds
- * (group (key % 8) / 2); scales [bh][tile][4] (k.scale, lk_pad / 16 per head). Keys past the
- * sequence are zeros, as the row quantizer writes them. */
+/* int8-fp8-wgmma's K by rank groups (sa_internal.h), one block per window of SA_H_RANK_WINDOW
+ * keys of one kv head, one thread per key of it:
+ * 1. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block), kept as
+ *    a 64-bit sort key: the absmax's bits (non-negative floats order as integers) above the key's
+ *    position reversed, so that one descending bitonic sort ranks by absmax, ties by position;
+ *    keys past the sequence sort last (0);
+ * 2. the key of rank r goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys of that
+ *    tile): perm[position] = key (the sequence's index, written for V's conversion), and its
+ * group's absmax is the largest of the group's keys;
+ * 3. K's positions quantized with their groups' scales, in core-matrix order (the block reads its
+ *    keys a second time, from L2); positions past the sequence as zeros. Scales [bh][tile][4]
+ *    (k.scale, lk_pad / 16 per head; a group without a key gets 1 / 127, as the row quantizer's
+ *    zero rows). */
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_PRE_THREADS) sa_kquant_grouped_kernel(const sa_rowquant_args k)
+__global__ void __launch_bounds__(SA_H_RANK_WINDOW)
+    sa_krank_kernel(const sa_rowquant_args k, int *perm)
 {
     sa_pdl_enter();
-    constexpr int TPR = DP / 8, RPP = SA_PRE_THREADS / TPR, PASSES = SA_CTA_K / RPP;
-    constexpr int GROUPS = SA_CTA_K / SA_H_KGROUP_KEYS;
-    static_assert(GROUPS == 4 && SA_CTA_K % RPP == 0, "four lane-quad groups per 64-key tile");
-    __shared__ unsigned group_amax[GROUPS]; /* bits of non-negative floats: ordered as integers */
-    const int bh = blockIdx.y, t0 = blockIdx.x * SA_CTA_K;
-    const int b = bh / k.heads, h = bh % k.heads, c0 = (threadIdx.x % TPR) * 8;
+    constexpr int N = SA_H_RANK_WINDOW, TPR = DP / 8, RPP = N / TPR, TILES = N / SA_CTA_K;
+    static_assert((N & (N - 1)) == 0 && N % SA_CTA_K == 0, "a power of two, whole tiles");
+    __shared__ unsigned long long sort_key[N];
+    __shared__ int slot_key[N];                /* the key (window index) at each position */
+    __shared__ unsigned group_amax[TILES * 4]; /* bits, as sort_key's */
+    const int bh = blockIdx.y, w0 = blockIdx.x * N, tid = threadIdx.x;
+    const int b = bh / k.heads, h = bh % k.heads, c0 = (tid % TPR) * 8;
+    const int n = min(N, k.rows - w0);             /* keys of the sequence in the window */
+    const int positions = min(N, k.rows_pad - w0); /* whole tiles */
     const float *mean = k.sub_mean + (size_t)bh * DP + c0;
-    if (threadIdx.x < GROUPS)
-        group_amax[threadIdx.x] = 0u;
-    __syncthreads();
-    float x[PASSES][8];
-#pragma unroll
-    for (int p = 0; p < PASSES; ++p) {
-        const int r = p * RPP + threadIdx.x / TPR;
+    auto load_smoothed = [&](int t, float(&x)[8]) {
+        sa_load8<BF16>(sa_row_ptr(k.src, b, h, t), c0, k.d, x);
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-            x[p][i] = 0.0f;
-        if (t0 + r < k.rows) {
-            sa_load8<BF16>(sa_row_ptr(k.src, b, h, t0 + r), c0, k.d, x[p]);
+            x[i] = c0 + i < k.d ? x[i] - mean[i] : 0.0f;
+    };
+    if (tid < TILES * 4)
+        group_amax[tid] = 0u;
+#pragma unroll 1
+    for (int r0 = 0; r0 < N; r0 += RPP) {
+        const int r = r0 + tid / TPR;
+        float amax = 0.0f;
+        if (r < n) {
+            float x[8];
+            load_smoothed(w0 + r, x);
 #pragma unroll
             for (int i = 0; i < 8; ++i)
-                x[p][i] = c0 + i < k.d ? x[p][i] - mean[i] : 0.0f;
+                amax = fmaxf(amax, fabsf(x[i]));
         }
-        float amax = 0.0f;
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-            amax = fmaxf(amax, fabsf(x[p][i]));
 #pragma unroll
         for (int off = 1; off < TPR; off *= 2)
             amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-        if (threadIdx.x % TPR == 0)
-            atomicMax(&group_amax[(r % 8) / 2], __float_as_uint(amax));
+        if (tid % TPR == 0)
+            sort_key[r] =
+                r < n ? (unsigned long long)__float_as_uint(amax) << 32 | (unsigned)(N - r) : 0ull;
     }
     __syncthreads();
-#pragma unroll
-    for (int p = 0; p < PASSES; ++p) {
-        const int r = p * RPP + threadIdx.x / TPR;
-        float amax = __uint_as_float(group_amax[(r % 8) / 2]);
+    /* descending bitonic sort, one element per thread */
+#pragma unroll 1
+    for (int len = 2; len <= N; len *= 2)
+#pragma unroll 1
+        for (int j = len / 2; j > 0; j /= 2) {
+            const int other = tid ^ j;
+            if (other > tid) {
+                const unsigned long long x = sort_key[tid], y = sort_key[other];
+                const bool descending = (tid & len) == 0;
+                if (descending ? x < y : x > y) {
+                    sort_key[tid] = y;
+                    sort_key[other] = x;
+                }
+            }
+            __syncthreads();
+        }
+    if (tid < n) { /* tid: a rank */
+        const int t = tid / SA_CTA_K, m = min(SA_CTA_K, n - t * SA_CTA_K);
+        const int pos = t * SA_CTA_K + sa_rank_slot(tid % SA_CTA_K, m);
+        const unsigned long long key = sort_key[tid];
+        const int j = N - (int)(unsigned)key;
+        slot_key[pos] = j;
+        perm[(size_t)bh * k.rows_pad + w0 + pos] = w0 + j;
+        atomicMax(&group_amax[t * 4 + (pos % 8) / 2], (unsigned)(key >> 32));
+    }
+    __syncthreads();
+#pragma unroll 1
+    for (int p0 = 0; p0 < positions; p0 += RPP) {
+        const int p = p0 + tid / TPR;
+        if (p >= positions)
+            break; /* whole rows of threads: the row's TPR lanes leave together */
+        float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (p < n)
+            load_smoothed(w0 + slot_key[p], x);
+        float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
         if (amax == 0.0f)
             amax = 1.0f;
         const float inv = __fdiv_rn(SA_INT8_MAX, amax);
         uint32_t w[2] = {0, 0};
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[p][i], inv))));
+            const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[i], inv))));
             w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
         }
-        const size_t row = (size_t)bh * k.rows_pad + t0 + r;
+        const size_t row = (size_t)bh * k.rows_pad + w0 + p;
         *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
     }
-    if (threadIdx.x < GROUPS) {
-        const float amax = __uint_as_float(group_amax[threadIdx.x]);
-        k.scale[(size_t)bh * (k.rows_pad / SA_H_KGROUP_KEYS) + blockIdx.x * GROUPS + threadIdx.x] =
+    if (tid < positions / SA_H_KGROUP_KEYS) {
+        const float amax = __uint_as_float(group_amax[tid]);
+        k.scale[(size_t)bh * (k.rows_pad / SA_H_KGROUP_KEYS) + w0 / SA_H_KGROUP_KEYS + tid] =
             __fdiv_rn(amax == 0.0f ? 1.0f : amax, SA_INT8_MAX);
     }
 }
@@ -710,11 +753,13 @@ template <int DP> __device__ __forceinline__ int sa_vt_stage_at(int row, int pie
  * and leave in 16-byte stores. Each element is __nv_cvt_float_to_fp8(v * RN(1 / v_scale)) (see
  * SA_VT_RECIP);
  * SMOOTH (V smoothed, sa_smooth_v): of v less its channel mean (vmean), keys past the sequence
- * staying 0. */
+ * staying 0. perm (rank groups, sa_krank_kernel): position t holds the sequence's key perm[t] of
+ * this head, as K's; NULL: key t. */
 template <bool BF16, int DP, bool SMOOTH>
 __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, int b, int h,
                                               int lkv, int lk_pad, int d, const float *vscale,
-                                              const float *vmean, unsigned char *vt, int core_order)
+                                              const float *vmean, const int *perm,
+                                              unsigned char *vt, int core_order)
 {
     constexpr int THREADS = sa_vfp8_threads<DP>(), TILE_BYTES = DP * SA_CTA_K;
     constexpr int PIECES = DP / 8, COPIES = SA_CTA_K * PIECES / THREADS; /* per thread */
@@ -733,9 +778,10 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
         for (int j = 0; j < COPIES; ++j) {
             const int row = cp_row + j * (THREADS / PIECES), t = tl * SA_CTA_K + row;
             const bool live = t < lkv && cp_bytes > 0;
+            const int key = live && perm ? perm[(size_t)bh * lk_pad + t] : t;
             sa_cp_async16(
                 (uint32_t)__cvta_generic_to_shared(dst + sa_vt_stage_at<DP>(row, cp_piece)),
-                src + (live ? t * v.st + cp_piece * 16 : 0), live ? cp_bytes : 0);
+                src + (live ? key * v.st + cp_piece * 16 : 0), live ? cp_bytes : 0);
         }
         sa_cp_async_commit();
     };
@@ -793,34 +839,35 @@ __device__ __forceinline__ void sa_vfp8_tiles(const sa_tensor_view &v, int bh, i
 template <bool BF16, int DP, bool SMOOTH>
 __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
     sa_vfp8_kernel(sa_tensor_view v, int hkv, int lkv, int lk_pad, int d, const float *vscale,
-                   const float *vmean, unsigned char *vt, int core_order)
+                   const float *vmean, const int *perm, unsigned char *vt, int core_order)
 {
     sa_pdl_enter();
     const int bh = blockIdx.y;
-    sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, vt,
-                                    core_order);
+    sa_vfp8_tiles<BF16, DP, SMOOTH>(v, bh, bh / hkv, bh % hkv, lkv, lk_pad, d, vscale, vmean, perm,
+                                    vt, core_order);
 }
 
-/* int8-fp8-wgmma with SA_H_KGROUP: K by its grouped quantizer, Q (when the pre-pass does it) by
- * rows; false (nothing launched) otherwise. A compile-time branch, so that builds without
- * SA_H_KGROUP hold no grouped quantizer. */
+/* A call with rank groups (sa_rank_groups, the workspace plan's choice): K by sa_krank_kernel,
+ * Q (when the pre-pass does it) by rows; false (nothing launched) otherwise. Only libraries with
+ * Hopper code hold the rank kernel. */
 template <bool BF16, int DP>
-static bool sa_kquant_grouped_launch(const struct sa_problem *p, const struct sa_ws_layout *w,
-                                     const sa_rowquant_args &q, const sa_rowquant_args &k,
-                                     bool with_q, bool pdl, cudaStream_t stream)
+static bool sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
+                            const sa_rowquant_args &q, const sa_rowquant_args &k, bool with_q,
+                            bool pdl, cudaStream_t stream)
 {
-    if constexpr (SA_H_KGROUP) {
-        if (!sa_mode_wgmma_layout(p->mode))
+    if constexpr (SA_H_RANK_GROUPS && SA_WITH_HOPPER) {
+        if (!w->rank_groups)
             return false;
         constexpr int RPB = sa_rq_block_rows<DP>();
-        sa_launch_k(pdl, sa_kquant_grouped_kernel<BF16, DP>,
-                    dim3(w->lk_pad / SA_CTA_K, p->batch * p->hkv), SA_PRE_THREADS, 0, stream, k);
+        const int windows = (w->lk_pad + SA_H_RANK_WINDOW - 1) / SA_H_RANK_WINDOW;
+        sa_launch_k(pdl, sa_krank_kernel<BF16, DP>, dim3(windows, p->batch * p->hkv),
+                    SA_H_RANK_WINDOW, 0, stream, k, (int *)(ws + w->kperm));
         if (with_q)
             sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
                                          p->batch * p->hq, pdl, stream);
         return true;
     } else {
-        (void)p, (void)w, (void)q, (void)k, (void)with_q, (void)pdl, (void)stream;
+        (void)p, (void)w, (void)ws, (void)q, (void)k, (void)with_q, (void)pdl, (void)stream;
         return false;
     }
 }
@@ -898,8 +945,8 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (sa_kquant_grouped_launch<BF16, DP>(p, w, q, k, with_q, pdl, stream)) {
-        /* K by groups, Q by rows if wanted */
+    if (sa_krank_launch<BF16, DP>(p, w, ws, q, k, with_q, pdl, stream)) {
+        /* K by rank groups, Q by rows if wanted */
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
         sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, pdl, stream);
     } else if (bhq + bhk <= SA_MAX_GRID_Y) {
@@ -916,14 +963,15 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
         unsigned char *vt = (unsigned char *)(ws + w->vt);
         const int core = sa_mode_wgmma_layout(p->mode);
         constexpr int T = sa_vfp8_threads<DP>();
+        const int *perm = w->rank_groups ? (const int *)(ws + w->kperm) : nullptr;
         if constexpr (SA_WITH_HOPPER) {
             if (smooth)
                 sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, true>, grid, T, 0, stream, vv, p->hkv,
-                            p->lkv, w->lk_pad, p->d, vscale, vmean, vt, core);
+                            p->lkv, w->lk_pad, p->d, vscale, vmean, perm, vt, core);
         }
         if (!smooth)
             sa_launch_k(pdl, sa_vfp8_kernel<BF16, DP, false>, grid, T, 0, stream, vv, p->hkv,
-                        p->lkv, w->lk_pad, p->d, vscale, nullptr, vt, core);
+                        p->lkv, w->lk_pad, p->d, vscale, nullptr, perm, vt, core);
     }
     return cudaGetLastError();
 }

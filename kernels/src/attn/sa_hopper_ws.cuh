@@ -296,8 +296,7 @@ template <int D> constexpr bool sa_hw_pair_possible()
     return (D == 128 ? SA_HW_FOLDN128 : SA_HW_FOLDN64) == 0 && SA_HW_ROWSUM_SEP &&
            SA_HW_ROWSUM_MMA && SA_HW_LAZY_RESCALE && SA_HW_OVERLAP && SA_HW_QREG &&
            !SA_HW_PINGPONG && !SA_HW_PERSIST &&
-           !(D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64) && !SA_H_KGROUP &&
-           SA_HW_STAGES >= 4;
+           !(D == 128 ? SA_HW_FOLD_IN_EXP128 : SA_HW_FOLD_IN_EXP64) && SA_HW_STAGES >= 4;
 }
 
 /* PAIR_K: the SA_HW_PAIR form whatever the switches say (D=64 from SA_HW_D64_PAIR_MIN_KV keys). */
@@ -327,7 +326,6 @@ template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int K_BYTES = SA_CTA_K * D;
     static constexpr int V_BYTES = D * SA_CTA_K;
     static constexpr int ONES_BYTES = SA_HW_ROWSUM_MMA ? 8 * SA_CTA_K : 0;
-    static constexpr int KS_BYTES = sa_htile<D>::KS_BYTES; /* copied; the slot: KS_SLOT */
     static constexpr int STAGE_BYTES = K_BYTES + V_BYTES + ONES_BYTES + sa_htile<D>::KS_SLOT;
     static constexpr int STAGES = CTAS > 1 && SA_HW_STAGES > 4 ? 4 : SA_HW_STAGES;
     static constexpr int BAR_OFF = Q_BYTES + STAGES * STAGE_BYTES;
@@ -476,12 +474,14 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
  * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
  * runs on across tiles. */
-template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false>
+template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false, bool KG = false>
 __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PAIR_K>::CTAS)
     sa_hopper_ws_kernel(const sa_attn_args a, int n_tiles)
 {
 #if SA_HOPPER_CODE
     using C = sa_hw_cfg<D, PAIR_K>;
+    static_assert(!KG || (!PAIR_K && !SPEC_K), "rank groups: one-tile steps, no SA_H_SPEC form");
+    constexpr int KS_BYTES = sa_h_ks_bytes<KG>(); /* copied into the stage's slot (KS_SLOT) */
     constexpr int NC = C::NC, S = C::STAGES;
     constexpr int NO = D / 8; /* n8 chunks of O */
     extern __shared__ __align__(128) char smem[];
@@ -565,17 +565,17 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 }
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-                const float *ksg = a.kscale + sa_h_ks_index(bhk * a.lk_pad);
+                const float *ksg = a.kscale + sa_h_ks_index<KG>(bhk * a.lk_pad);
                 for (int j = 0; j < w.n_kt; ++j, ++it) {
                     if (it >= S)
                         sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
                     const uint32_t st = stage(it), bar = full0 + 8 * ((uint32_t)it % S);
                     const size_t k0 = (size_t)j * SA_CTA_K;
-                    sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + C::KS_BYTES);
+                    sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + KS_BYTES);
                     sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
                     sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
                     sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES,
-                                ksg + sa_h_ks_index(k0), C::KS_BYTES, bar);
+                                ksg + sa_h_ks_index<KG>(k0), KS_BYTES, bar);
                 }
             }
         }
@@ -612,9 +612,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
     auto ks_of = [&](int it) {
         return (const float *)(smem + (stage(it) - sQ) + C::K_BYTES + C::V_BYTES + C::ONES_BYTES);
     };
-    /* SA_H_KGROUP: this lane quad's K factor of stage it, read once its copies have landed and
-     * before the wgmma wait, so the load's latency hides under the Q·Kᵀ. */
-    auto kg_of = [&](int it) { return SA_H_KGROUP ? ks_of(it)[tq] : 0.0f; };
+    /* KG: this lane quad's K factor of stage it, read once its copies have landed and before
+     * the wgmma wait, so the load's latency hides under the Q·Kᵀ. */
+    auto kg_of = [&](int it) { return KG ? ks_of(it)[tq] : 0.0f; };
 
 #if SA_HW_PERSIST
     int it0 = 0, nt = 0; /* the ring's counter at this tile's first stage; tiles done */
@@ -897,8 +897,8 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #pragma unroll
             for (int i = 0; i < 32; ++i)
                 sa_wg_touch(acc[i]);
-            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha_prev, r, ks_of(it0), kg0, 0, a, diag,
-                                            need_mask(0), tq);
+            sa_h_softmax<!SA_HW_ROWSUM_MMA, false, false, KG>(acc, pa, alpha_prev, r, ks_of(it0),
+                                                              kg0, 0, a, diag, need_mask(0), tq);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
              * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
@@ -934,17 +934,16 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                         pv_done();
                         fold(alpha_prev);
                     };
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K,
-                                                    a, diag, need_mask(j * SA_CTA_K), tq,
-                                                    wait_and_fold);
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA, false, false, KG>(
+                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                        need_mask(j * SA_CTA_K), tq, wait_and_fold);
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
                     /* (D=64's SA_H_SPEC instance spills with the three copies) */
-                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K,
-                                 C::PACK_IN_EXP && (D == 128 || !SPEC_K)>(
-                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
-                        need_mask(j * SA_CTA_K), tq);
+                    sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K, C::PACK_IN_EXP && (D == 128 || !SPEC_K),
+                                 KG>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                                     need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c);
@@ -1022,8 +1021,9 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #pragma unroll
             for (int i = 0; i < 32; ++i)
                 sa_wg_touch(acc[i]);
-            sa_h_softmax<!SA_HW_ROWSUM_MMA>(acc, pa, alpha, r, ks_of(it), kg_of(it), j * SA_CTA_K,
-                                            a, diag, need_mask(j * SA_CTA_K), tq);
+            sa_h_softmax<!SA_HW_ROWSUM_MMA, false, false, KG>(acc, pa, alpha, r, ks_of(it),
+                                                              kg_of(it), j * SA_CTA_K, a, diag,
+                                                              need_mask(j * SA_CTA_K), tq);
             turn_begin();
             sa_wg_fence();
             sa_hw_issue_pv<D, C>(ot, ls, pa, v_lo(it), 0);

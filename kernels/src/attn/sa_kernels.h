@@ -30,6 +30,10 @@ struct sa_ws_layout {
      * then holds its chunk maxima), chunk sums and channel means */
     int smooth_v;
     size_t vmin, vsum, vmean;
+    /* K by rank groups (rank_groups: sa_rank_groups, in a library with Hopper code): each head's
+     * key at each position, int [b][hkv][lk_pad] (sa_krank_kernel) */
+    int rank_groups;
+    size_t kperm;
     size_t total;
 };
 
