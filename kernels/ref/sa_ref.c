@@ -113,8 +113,10 @@ static void quantize_lane_groups(const float *x, int rows, int dp, int k_tile, i
  * k_rank_window keys the keys are ranked by their absmax (largest first, ties by position); the
  * key of rank i takes position sa_rank_slot(i % 64, keys of its tile) of 64-key tile i / 64 of
  * the window, and the keys whose positions share a lane quad ((position % 8) / 2) share one
- * scale, as quantize_rows. The kernels permute K and V so; without a causal mask that leaves
- * attention as it was, so the reference only forms the groups. rank: scratch of rows entries. */
+ * scale, as quantize_rows; order[position] = the key there. The kernels permute K and V so
+ * (without a causal mask that leaves attention as it was, but not its rounding: the online
+ * softmax meets the keys in that order), and so does the reference (permute_keys). rank:
+ * scratch of rows entries. */
 struct key_rank {
     float amax;
     int row;
@@ -129,7 +131,7 @@ static int by_amax_desc(const void *a, const void *b)
 }
 
 static void quantize_rank_groups(const float *x, int rows, int dp, int window, int8_t *q,
-                                 float *scale, struct key_rank *rank)
+                                 float *scale, struct key_rank *rank, int *order)
 {
     for (int w0 = 0; w0 < rows; w0 += window) {
         int n = w0 + window < rows ? window : rows - w0;
@@ -140,14 +142,44 @@ static void quantize_rank_groups(const float *x, int rows, int dp, int window, i
             const int m = n - t0 < SA_CTA_K ? n - t0 : SA_CTA_K;
             float group_amax[4] = {-1.0f, -1.0f, -1.0f, -1.0f};
             for (int i = t0; i < t0 + m; i++) { /* a group's absmax: its first (largest) rank's */
-                const int g = (sa_rank_slot(i - t0, m) % 8) / 2;
+                const int slot = sa_rank_slot(i - t0, m), g = (slot % 8) / 2;
                 if (group_amax[g] < 0.0f)
                     group_amax[g] = rank[i].amax;
                 const int r = rank[i].row;
+                order[w0 + t0 + slot] = r;
                 quantize_row(x + (size_t)r * dp, dp, group_amax[g], q + (size_t)r * dp, &scale[r]);
             }
         }
     }
+}
+
+/* Rows of base ([n][row_bytes]) rearranged so that position i holds the row that was at order[i]
+ * (a permutation), by its cycles: moved is scratch of n bytes, row_bytes <= 512. */
+static void permute_rows(void *base, size_t row_bytes, const int *order, int n,
+                         unsigned char *moved)
+{
+    unsigned char *rows = base, tmp[512];
+    memset(moved, 0, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (moved[i] || order[i] == i)
+            continue;
+        memcpy(tmp, rows + (size_t)i * row_bytes, row_bytes);
+        int j = i;
+        while (order[j] != i) {
+            memcpy(rows + (size_t)j * row_bytes, rows + (size_t)order[j] * row_bytes, row_bytes);
+            moved[j] = 1;
+            j = order[j];
+        }
+        memcpy(rows + (size_t)j * row_bytes, tmp, row_bytes);
+        moved[j] = 1;
+    }
+}
+
+/* Whether a call's K takes rank groups: the config's choice, in calls without a causal mask
+ * (causal ones per token, as the kernels: sa_rank_groups). */
+static int rank_groups_on(const sageattn_params *p, const struct sa_ref_config *cfg)
+{
+    return cfg->mode != SAGEATTN_MODE_FP16 && cfg->k_lane_groups == 2 && !p->causal;
 }
 
 /* One (batch, kv head): the key and value operands as the main loop sees them. */
@@ -159,8 +191,10 @@ struct kv_operands {
     float *v;      /* [lkv][dp]: input values, or E4M3 values (int8-fp8) */
     float *vscale; /* [dp]: 1 except int8-fp8 */
     float *vmean;  /* [dp]: added to O (zeros unless smoothing V) */
-    /* [lkv]: quantize_rank_groups' scratch */
+    /* [lkv]: quantize_rank_groups' scratch, the key at each position, permute_rows' scratch */
     struct key_rank *rank;
+    int *order;
+    unsigned char *moved;
 };
 
 static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg, int b, int hk,
@@ -187,11 +221,11 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
             for (int c = 0; c < dp; c++)
                 kv->k[(size_t)j * dp + c] -= kv->kmean[c];
     }
-    /* rank groups: without a causal mask only (causal calls per token, as the kernels) */
-    const int k_groups = cfg->k_lane_groups == 2 && p->causal ? 0 : cfg->k_lane_groups;
-    if (quantized && k_groups == 2)
-        quantize_rank_groups(kv->k, lkv, dp, cfg->k_rank_window, kv->kq, kv->kscale, kv->rank);
-    else if (quantized && k_groups == 1)
+    const int ranked = rank_groups_on(p, cfg);
+    if (ranked)
+        quantize_rank_groups(kv->k, lkv, dp, cfg->k_rank_window, kv->kq, kv->kscale, kv->rank,
+                             kv->order);
+    else if (quantized && cfg->k_lane_groups == 1)
         quantize_lane_groups(kv->k, lkv, dp, cfg->k_tile, kv->kq, kv->kscale);
     else if (quantized)
         quantize_rows(kv->k, lkv, dp, cfg->k_quant_rows, kv->kq, kv->kscale);
@@ -232,6 +266,12 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
                 const float q = recip[c] ? x * (1.0f / kv->vscale[c]) : x / kv->vscale[c];
                 kv->v[e] = sa_e4m3_to_f32(sa_f32_to_e4m3(q));
             }
+    }
+    if (ranked) { /* the keys in the kernels' order (V's statistics do not depend on it) */
+        permute_rows(kv->k, sizeof(float) * (size_t)dp, kv->order, lkv, kv->moved);
+        permute_rows(kv->kq, (size_t)dp, kv->order, lkv, kv->moved);
+        permute_rows(kv->kscale, sizeof(float), kv->order, lkv, kv->moved);
+        permute_rows(kv->v, sizeof(float) * (size_t)dp, kv->order, lkv, kv->moved);
     }
 }
 
@@ -304,6 +344,7 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
         float mt_new = fmaxf(mt, tile_max);
         /* p_headroom: within it the reference stays (p up to fp8_p_scale); qs > 0 */
         if (cfg->p_headroom > 0.0f && p->kv_len >= cfg->p_headroom_min_kv &&
+            !rank_groups_on(p, cfg) && /* the kernels' SA_H_SPEC form: per-key scales */
             j0 >= cfg->p_headroom_from_key && mt != -INFINITY &&
             (tile_max - mt) * qs <= cfg->p_headroom)
             mt_new = mt;
@@ -363,6 +404,8 @@ static void free_buffers(struct ref_buffers *r)
     free(r->kv.vscale);
     free(r->kv.vmean);
     free(r->kv.rank);
+    free(r->kv.order);
+    free(r->kv.moved);
     free(r->qf);
     free(r->qq);
     free(r->qscale);
@@ -385,6 +428,8 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->kv.vscale = malloc(sizeof(float) * (size_t)dp);
     r->kv.vmean = malloc(sizeof(float) * (size_t)dp);
     r->kv.rank = malloc(sizeof(struct key_rank) * (size_t)p->kv_len);
+    r->kv.order = malloc(sizeof(int) * (size_t)p->kv_len);
+    r->kv.moved = malloc((size_t)p->kv_len);
     r->qf = malloc(sizeof(float) * qn);
     r->qq = malloc(qn);
     r->qscale = malloc(sizeof(float) * (size_t)p->q_len);
@@ -394,8 +439,8 @@ static int alloc_buffers(struct ref_buffers *r, const sageattn_params *p, int dp
     r->w.tile = malloc(sizeof(float) * (size_t)dp);
     r->w.group = malloc(sizeof(double) * (size_t)dp);
     if (r->kv.k && r->kv.kq && r->kv.kscale && r->kv.kmean && r->kv.v && r->kv.vscale &&
-        r->kv.vmean && r->kv.rank && r->qf && r->qq && r->qscale && r->o_row && r->w.t &&
-        r->w.acc && r->w.tile && r->w.group)
+        r->kv.vmean && r->kv.rank && r->kv.order && r->kv.moved && r->qf && r->qq && r->qscale &&
+        r->o_row && r->w.t && r->w.acc && r->w.tile && r->w.group)
         return 0;
     free_buffers(r);
     return -1;

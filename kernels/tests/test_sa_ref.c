@@ -281,7 +281,8 @@ static void test_rank_slots(void)
  * the kernels' choice; from SA_H_SPEC_MIN_KV keys the rule changes the numbers (a config that
  * ignored it would not) and keeps the bar, costing little against the exact max (H200, the
  * kernels: random cases' rel-L1 x1.013); below it, and with no headroom, the reference is the
- * exchanging form's (P's scale a power of two apart). */
+ * exchanging form's (P's scale a power of two apart). A causal case: calls without a causal mask
+ * take rank groups (SA_H_RANK_GROUPS), whose kernels have no SA_H_SPEC form. */
 static void test_headroom(void)
 {
     printf("int8-fp8-wgmma, headroom on the row max (%s):\n", SA_H_SPEC ? "default" : "off");
@@ -292,8 +293,8 @@ static void test_headroom(void)
     CHECK(cfg.p_headroom_min_kv == SA_H_SPEC_MIN_KV && cfg.p_headroom_from_key == SA_H_SPEC_MIN_KEY,
           "reference headroom from %d keys, key %d", cfg.p_headroom_min_kv,
           cfg.p_headroom_from_key);
-    struct sa_case c = {"L4096 Lq64 H4 headroom", 1, 4, 4, 64, 4096, 128, 0, 0, F16,
-                        SA_INPUT_RANDOM,          12};
+    struct sa_case c = {
+        "L4096 Lq64 H4 causal headroom", 1, 4, 4, 64, 4096, 128, 1, 0, F16, SA_INPUT_RANDOM, 12};
     struct sa_tensors t;
     prepare(&c, &t);
     cfg.p_headroom = 1.0f;
