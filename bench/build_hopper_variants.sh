@@ -153,10 +153,16 @@ shift
 # h200-d1d9d37-round48.md (SA_H_KGROUP replaced by round 49's rank groups since).
 # Round 49: K scales per rank group in calls without a causal mask (landed: SA_H_RANK_GROUPS,
 # sa_internal.h; the pre-pass ranks each 1024-key window and permutes K and V) against per-token
-# scales everywhere (pertoken: the default before it).
+# scales everywhere (pertoken: the default before it). Round 49b: the switches measured before
+# with round 6's lane-quad scales, again on the rank-group kernels: P·V(j-1)'s fold beside the
+# exponentials (fie64, fie128: SA_HW_FOLD_IN_EXP64/128=1; round 8: +2.9 % at D=64 then), and P
+# packed inside each exponential form at D=64 (pe64: SA_HW_PACK_IN_EXP64=1).
 all_variants=(
     "landed|"
     "pertoken|-DSA_H_RANK_GROUPS=0"
+    "fie64|-DSA_HW_FOLD_IN_EXP64=1"
+    "fie128|-DSA_HW_FOLD_IN_EXP128=1"
+    "pe64|-DSA_HW_PACK_IN_EXP64=1"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
