@@ -538,26 +538,36 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
                     q_bh);
 }
 
+/* Threads of one rank-group block (sa_krank_kernel): two keys of the window each, one
+ * compare-and-exchange of the sort per step. */
+#define SA_KRANK_THREADS (SA_H_RANK_WINDOW / 2)
+/* Passes of rows whose loads one thread of that block issues together. */
+#define SA_KRANK_BATCH 4
+
 /* int8-fp8-wgmma's K by rank groups (sa_internal.h), one block per window of SA_H_RANK_WINDOW
- * keys of one kv head, one thread per key of it:
+ * keys of one kv head:
  * 1. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block), kept as
  *    a 64-bit sort key: the absmax's bits (non-negative floats order as integers) above the key's
  *    position reversed, so that one descending bitonic sort ranks by absmax, ties by position;
  *    keys past the sequence sort last (0);
  * 2. the key of rank r goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys of that
- *    tile): perm[position] = key (the sequence's index, written for V's conversion), and its
- * group's absmax is the largest of the group's keys;
+ *    tile): perm[position] = key (the sequence's index, for V's conversion), and its group's
+ *    absmax is the largest of the group's keys;
  * 3. K's positions quantized with their groups' scales, in core-matrix order (the block reads its
- *    keys a second time, from L2); positions past the sequence as zeros. Scales [bh][tile][4]
- *    (k.scale, lk_pad / 16 per head; a group without a key gets 1 / 127, as the row quantizer's
- *    zero rows). */
+ *    keys a second time, mostly from L2); positions past the sequence as zeros. Scales
+ *    [bh][tile][4] (k.scale, lk_pad / 16 per head; a group without a key gets 1 / 127, as the
+ *    row quantizer's zero rows).
+ * The loads of SA_KRANK_BATCH passes are issued together: a block's passes wait on memory, not
+ * on arithmetic. */
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_H_RANK_WINDOW)
+__global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
     sa_krank_kernel(const sa_rowquant_args k, int *perm)
 {
     sa_pdl_enter();
-    constexpr int N = SA_H_RANK_WINDOW, TPR = DP / 8, RPP = N / TPR, TILES = N / SA_CTA_K;
-    static_assert((N & (N - 1)) == 0 && N % SA_CTA_K == 0, "a power of two, whole tiles");
+    constexpr int N = SA_H_RANK_WINDOW, TPR = DP / 8, RPP = SA_KRANK_THREADS / TPR;
+    constexpr int TILES = N / SA_CTA_K, BATCH = SA_KRANK_BATCH;
+    static_assert((N & (N - 1)) == 0 && N % SA_CTA_K == 0 && N % (RPP * BATCH) == 0,
+                  "a power of two, whole tiles, whole batches of passes");
     __shared__ unsigned long long sort_key[N];
     __shared__ int slot_key[N];                /* the key (window index) at each position */
     __shared__ unsigned group_amax[TILES * 4]; /* bits, as sort_key's */
@@ -565,80 +575,113 @@ __global__ void __launch_bounds__(SA_H_RANK_WINDOW)
     const int b = bh / k.heads, h = bh % k.heads, c0 = (tid % TPR) * 8;
     const int n = min(N, k.rows - w0);             /* keys of the sequence in the window */
     const int positions = min(N, k.rows_pad - w0); /* whole tiles */
-    const float *mean = k.sub_mean + (size_t)bh * DP + c0;
-    auto load_smoothed = [&](int t, float(&x)[8]) {
-        sa_load8<BF16>(sa_row_ptr(k.src, b, h, t), c0, k.d, x);
+    float mean[8];
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-            x[i] = c0 + i < k.d ? x[i] - mean[i] : 0.0f;
+    for (int i = 0; i < 8; ++i)
+        mean[i] = c0 + i < k.d ? k.sub_mean[(size_t)bh * DP + c0 + i] : 0.0f;
+    /* channels c0.. of BATCH rows (key < 0: none, zeros) as raw bits, then smoothed floats */
+    auto load_batch = [&](const int(&key)[BATCH], uint4(&u)[BATCH]) {
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j)
+            u[j] = key[j] >= 0 ? sa_load8_bits<false>(sa_row_ptr(k.src, b, h, w0 + key[j]), c0, k.d)
+                               : make_uint4(0, 0, 0, 0);
+    };
+    auto smoothed = [&](const uint4 &u, bool live, float(&x)[8]) {
+        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const float v = sa_to_float<BF16>((uint16_t)(w[i / 2] >> (16 * (i % 2))));
+            x[i] = live && c0 + i < k.d ? v - mean[i] : 0.0f;
+        }
     };
     if (tid < TILES * 4)
         group_amax[tid] = 0u;
 #pragma unroll 1
-    for (int r0 = 0; r0 < N; r0 += RPP) {
-        const int r = r0 + tid / TPR;
-        float amax = 0.0f;
-        if (r < n) {
-            float x[8];
-            load_smoothed(w0 + r, x);
+    for (int r0 = 0; r0 < N; r0 += RPP * BATCH) {
+        int key[BATCH];
+        uint4 u[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+            const int r = r0 + j * RPP + tid / TPR;
+            key[j] = r < n ? r : -1;
+        }
+        load_batch(key, u);
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+            float x[8], amax = 0.0f;
+            smoothed(u[j], key[j] >= 0, x);
 #pragma unroll
             for (int i = 0; i < 8; ++i)
                 amax = fmaxf(amax, fabsf(x[i]));
-        }
 #pragma unroll
-        for (int off = 1; off < TPR; off *= 2)
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-        if (tid % TPR == 0)
-            sort_key[r] =
-                r < n ? (unsigned long long)__float_as_uint(amax) << 32 | (unsigned)(N - r) : 0ull;
+            for (int off = 1; off < TPR; off *= 2)
+                amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+            const int r = r0 + j * RPP + tid / TPR;
+            if (tid % TPR == 0)
+                sort_key[r] = key[j] >= 0 ? (unsigned long long)__float_as_uint(amax) << 32 |
+                                                (unsigned)(N - r)
+                                          : 0ull;
+        }
     }
     __syncthreads();
-    /* descending bitonic sort, one element per thread */
+    /* descending bitonic sort: each step, thread t exchanges the pair (i, i + j), i being t with
+     * a zero bit inserted at j */
 #pragma unroll 1
     for (int len = 2; len <= N; len *= 2)
 #pragma unroll 1
         for (int j = len / 2; j > 0; j /= 2) {
-            const int other = tid ^ j;
-            if (other > tid) {
-                const unsigned long long x = sort_key[tid], y = sort_key[other];
-                const bool descending = (tid & len) == 0;
-                if (descending ? x < y : x > y) {
-                    sort_key[tid] = y;
-                    sort_key[other] = x;
-                }
+            const int i = 2 * tid - (tid & (j - 1)), o = i + j;
+            const unsigned long long x = sort_key[i], y = sort_key[o];
+            if ((i & len) == 0 ? x < y : x > y) {
+                sort_key[i] = y;
+                sort_key[o] = x;
             }
             __syncthreads();
         }
-    if (tid < n) { /* tid: a rank */
-        const int t = tid / SA_CTA_K, m = min(SA_CTA_K, n - t * SA_CTA_K);
-        const int pos = t * SA_CTA_K + sa_rank_slot(tid % SA_CTA_K, m);
-        const unsigned long long key = sort_key[tid];
-        const int j = N - (int)(unsigned)key;
-        slot_key[pos] = j;
-        perm[(size_t)bh * k.rows_pad + w0 + pos] = w0 + j;
-        atomicMax(&group_amax[t * 4 + (pos % 8) / 2], (unsigned)(key >> 32));
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int rank = tid + half * SA_KRANK_THREADS;
+        if (rank < n) {
+            const int t = rank / SA_CTA_K, m = min(SA_CTA_K, n - t * SA_CTA_K);
+            const int pos = t * SA_CTA_K + sa_rank_slot(rank % SA_CTA_K, m);
+            const unsigned long long sk = sort_key[rank];
+            const int j = N - (int)(unsigned)sk;
+            slot_key[pos] = j;
+            perm[(size_t)bh * k.rows_pad + w0 + pos] = w0 + j;
+            atomicMax(&group_amax[t * 4 + (pos % 8) / 2], (unsigned)(sk >> 32));
+        }
     }
     __syncthreads();
 #pragma unroll 1
-    for (int p0 = 0; p0 < positions; p0 += RPP) {
-        const int p = p0 + tid / TPR;
-        if (p >= positions)
-            break; /* whole rows of threads: the row's TPR lanes leave together */
-        float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (p < n)
-            load_smoothed(w0 + slot_key[p], x);
-        float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
-        if (amax == 0.0f)
-            amax = 1.0f;
-        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-        uint32_t w[2] = {0, 0};
+    for (int p0 = 0; p0 < positions; p0 += RPP * BATCH) {
+        int key[BATCH];
+        uint4 u[BATCH];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[i], inv))));
-            w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
+        for (int j = 0; j < BATCH; ++j) {
+            const int p = p0 + j * RPP + tid / TPR;
+            key[j] = p < n ? slot_key[p] : -1;
         }
-        const size_t row = (size_t)bh * k.rows_pad + w0 + p;
-        *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
+        load_batch(key, u);
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+            const int p = p0 + j * RPP + tid / TPR;
+            if (p >= positions)
+                break; /* passes past the window's tiles (warp-uniform: RPP rows a pass) */
+            float x[8];
+            smoothed(u[j], key[j] >= 0, x);
+            float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
+            if (amax == 0.0f)
+                amax = 1.0f;
+            const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+            uint32_t w[2] = {0, 0};
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[i], inv))));
+                w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
+            }
+            const size_t row = (size_t)bh * k.rows_pad + w0 + p;
+            *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
+        }
     }
     if (tid < positions / SA_H_KGROUP_KEYS) {
         const float amax = __uint_as_float(group_amax[tid]);
@@ -861,7 +904,7 @@ static bool sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layou
         constexpr int RPB = sa_rq_block_rows<DP>();
         const int windows = (w->lk_pad + SA_H_RANK_WINDOW - 1) / SA_H_RANK_WINDOW;
         sa_launch_k(pdl, sa_krank_kernel<BF16, DP>, dim3(windows, p->batch * p->hkv),
-                    SA_H_RANK_WINDOW, 0, stream, k, (int *)(ws + w->kperm));
+                    SA_KRANK_THREADS, 0, stream, k, (int *)(ws + w->kperm));
         if (with_q)
             sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
                                          p->batch * p->hq, pdl, stream);
