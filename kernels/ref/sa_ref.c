@@ -175,11 +175,12 @@ static void permute_rows(void *base, size_t row_bytes, const int *order, int n,
     }
 }
 
-/* Whether a call's K takes rank groups: the config's choice, in calls without a causal mask
- * (causal ones per token, as the kernels: sa_rank_groups). */
+/* Whether a call's K takes rank groups: the config's choice, in calls without a causal mask of
+ * k_rank_min_kv keys or more (the others per token, as the kernels: sa_rank_groups). */
 static int rank_groups_on(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
-    return cfg->mode != SAGEATTN_MODE_FP16 && cfg->k_lane_groups == 2 && !p->causal;
+    return cfg->mode != SAGEATTN_MODE_FP16 && cfg->k_lane_groups == 2 && !p->causal &&
+           p->kv_len >= cfg->k_rank_min_kv;
 }
 
 /* One (batch, kv head): the key and value operands as the main loop sees them. */

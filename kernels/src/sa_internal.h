@@ -55,16 +55,24 @@
  * kernel): q-x10 D=128 cos 0.999103 against 0.999129 per token and 0.998990 without the ranks,
  * random inputs equal or better; and the lane-quad kernel's speed +9.9 % at D=128 L=16K, +11.8 %
  * at D=64 (h200-d1d9d37-round48.md). Causal calls keep per-token scales (the mask needs each
- * key's position). 0: per-token scales everywhere, as before round 49. */
+ * key's position), and so do calls shorter than SA_H_RANK_MIN_KV. 0: per-token scales
+ * everywhere, as before round 49. */
 #ifndef SA_H_RANK_GROUPS
 #define SA_H_RANK_GROUPS 1
 #endif
 #define SA_H_KGROUP_KEYS 16
 #define SA_H_RANK_WINDOW 1024
+/* ... in calls of this many keys or more: the rank step reads K once more and sorts, and the
+ * lane-quad kernel gained nothing at 1K keys (round 48: -3.7 to +1.8 %) and 6-12 % from 4K;
+ * round 49 measured the whole calls (bench/NOTES.md). */
+#ifndef SA_H_RANK_MIN_KV
+#define SA_H_RANK_MIN_KV 4096
+#endif
 /* Whether a call's K takes rank groups (above); the pre-pass and the kernel's choice both ask. */
-static inline int sa_rank_groups(sageattn_mode m, int causal)
+static inline int sa_rank_groups(sageattn_mode m, int causal, int lkv)
 {
-    return SA_H_RANK_GROUPS && m == SAGEATTN_MODE_INT8_FP8_WGMMA && !causal;
+    return SA_H_RANK_GROUPS && m == SAGEATTN_MODE_INT8_FP8_WGMMA && !causal &&
+           lkv >= SA_H_RANK_MIN_KV;
 }
 #ifdef __CUDACC__
 #define SA_HOST_DEVICE __host__ __device__

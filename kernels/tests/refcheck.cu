@@ -30,6 +30,10 @@ static const struct sa_case cases[] = {
     {"k-offset L1024 d128", 1, 2, 2, 256, 1024, 128, 0, 0, F16, SA_INPUT_K_OFFSET, 5},
     {"q-x10 L1024 d64", 1, 2, 2, 256, 1024, 64, 0, 0, F16, SA_INPUT_Q_X10, 6},
     {"v-offset L1024 d128", 1, 2, 2, 256, 1024, 128, 0, 0, F16, SA_INPUT_V_OFFSET, 7},
+    /* int8-fp8-wgmma's rank groups (from SA_H_RANK_MIN_KV keys, without a causal mask): partial
+     * last window and tile; GQA at D=64 */
+    {"rank groups Lq128/Lkv4500 d128", 1, 2, 2, 128, 4500, 128, 0, 1, F16, SA_INPUT_RANDOM, 8},
+    {"rank groups gqa q-x10 Lkv4096 d64", 1, 4, 2, 128, 4096, 64, 0, 0, B16, SA_INPUT_Q_X10, 9},
 };
 
 /* Every mode, issue 9's P·V variants included: the reference emulates their FP16 in-tile

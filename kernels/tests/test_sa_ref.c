@@ -158,9 +158,12 @@ static void test_lane_groups(void)
            SA_H_RANK_GROUPS ? "default" : "off");
     struct sa_ref_config cfg;
     sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
-    CHECK(cfg.k_lane_groups == (SA_H_RANK_GROUPS ? 2 : 0) && cfg.k_rank_window == SA_H_RANK_WINDOW,
-          "reference K groups %d window %d, kernels' rank groups %d window %d", cfg.k_lane_groups,
-          cfg.k_rank_window, SA_H_RANK_GROUPS, SA_H_RANK_WINDOW);
+    CHECK(cfg.k_lane_groups == (SA_H_RANK_GROUPS ? 2 : 0) &&
+              cfg.k_rank_window == SA_H_RANK_WINDOW && cfg.k_rank_min_kv == SA_H_RANK_MIN_KV,
+          "reference K groups %d window %d from %d keys, kernels' rank groups %d window %d from "
+          "%d keys",
+          cfg.k_lane_groups, cfg.k_rank_window, cfg.k_rank_min_kv, SA_H_RANK_GROUPS,
+          SA_H_RANK_WINDOW, SA_H_RANK_MIN_KV);
     for (size_t i = 0; i < sizeof random_cases / sizeof random_cases[0]; i++) {
         if (skip_case(&random_cases[i]) || random_cases[i].lkv > 4096)
             continue;
@@ -191,9 +194,9 @@ static void test_lane_groups(void)
  * SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token one does.
  * Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the rank groups
  * keep the per-token figures (cos within 5e-5, the spread of either over seeds), the position
- * groups do not; a sequence of partial windows and a partial last tile (Lkv 2500) too. A causal
- * call keeps per-token scales (its mask needs each key's position): the same numbers as
- * k_lane_groups 0. */
+ * groups do not; a sequence of partial windows and a partial last tile (Lkv 2500) too. The
+ * default config follows the kernels: a causal call (its mask needs each key's position) and a
+ * call shorter than SA_H_RANK_MIN_KV keep per-token scales, the same numbers as k_lane_groups 0. */
 static void test_rank_groups(void)
 {
     printf("int8-fp8-wgmma, K groups by position and by magnitude rank:\n");
@@ -206,34 +209,28 @@ static void test_rank_groups(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (skip_case(&cases[i]))
             continue;
-        if (cases[i].causal) {
-            struct sa_tensors t;
-            prepare(&cases[i], &t);
-            struct sa_ref_config cfg;
-            sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
-            cfg.k_lane_groups = 2;
-            struct result ranked = evaluate(&t, &cfg);
-            cfg.k_lane_groups = 0;
-            struct result per_token = evaluate(&t, &cfg);
-            print_result(cases[i].name, cfg.mode, &ranked);
-            CHECK(ranked.m.rel_l1 == per_token.m.rel_l1 && ranked.m.cos == per_token.m.cos,
-                  "%s: rank groups in a causal call (rel-L1 %.6f against per token %.6f)",
-                  cases[i].name, ranked.m.rel_l1, per_token.m.rel_l1);
-            sa_tensors_free(&t);
-            continue;
-        }
         struct sa_tensors t;
         prepare(&cases[i], &t);
         struct sa_ref_config cfg;
         sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
+        struct result by_default = evaluate(&t, &cfg);
         cfg.k_lane_groups = 0;
         struct result per_token = evaluate(&t, &cfg);
         print_result("per token", cfg.mode, &per_token);
+        if (cases[i].causal || cases[i].lkv < SA_H_RANK_MIN_KV) /* the kernels' rule */
+            CHECK(by_default.m.rel_l1 == per_token.m.rel_l1 && by_default.m.cos == per_token.m.cos,
+                  "%s: the default config forms rank groups (rel-L1 %.6f against per token %.6f)",
+                  cases[i].name, by_default.m.rel_l1, per_token.m.rel_l1);
+        if (cases[i].causal) {
+            sa_tensors_free(&t);
+            continue;
+        }
         cfg.k_lane_groups = 1;
         struct result by_lane = evaluate(&t, &cfg);
         print_result("groups by lane quad", cfg.mode, &by_lane);
         cfg.k_lane_groups = 2;
         cfg.k_rank_window = 1024;
+        cfg.k_rank_min_kv = 0; /* at any length, for the study */
         struct result by_rank = evaluate(&t, &cfg);
         print_result("groups by rank, 1024", cfg.mode, &by_rank);
         const char *n = cases[i].name;

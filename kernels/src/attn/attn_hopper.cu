@@ -1017,7 +1017,7 @@ static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
             return sa_hopper_run_ws<D, BF16>(a, l);
     }
     if constexpr (SA_H_RANK_GROUPS)
-        if (sa_rank_groups(SAGEATTN_MODE_INT8_FP8_WGMMA, a->causal))
+        if (sa_rank_groups(SAGEATTN_MODE_INT8_FP8_WGMMA, a->causal, a->lkv))
             return sa_hopper_run_scales<D, BF16, true>(a, l);
     return sa_hopper_run_scales<D, BF16, false>(a, l);
 }

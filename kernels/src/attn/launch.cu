@@ -47,7 +47,7 @@ void sa_ws_plan(const struct sa_problem *p, struct sa_ws_layout *w)
         SA_PART(vt, bk * dp * w->lk_pad);
     }
     w->smooth_v = SA_WITH_HOPPER && sa_smooth_v(p->mode, (int)dp, p->lkv);
-    w->rank_groups = SA_WITH_HOPPER && sa_rank_groups(p->mode, p->causal);
+    w->rank_groups = SA_WITH_HOPPER && sa_rank_groups(p->mode, p->causal, p->lkv);
     if (w->rank_groups)
         SA_PART(kperm, bk * w->lk_pad * sizeof(int));
     if (w->smooth_v) {
