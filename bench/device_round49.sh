@@ -9,7 +9,8 @@
 # 2. the product's self-test over its full matrix (sageattn-selftest --full, as `sagebuild
 #    selftest --full` runs it) and its per-kernel GPU times (bench.py --profile-shapes);
 # 3. VARIANTS in turn with SDPA at L=1K..16K, D=128 and 64, one pass (bench/device_sweep.sh);
-# 4. VARIANTS' first and last sequentially (bench.py's default protocol), L=16K, two passes;
+# 4. the VARIANTS named in SEQ (default: the first and the last) sequentially (bench.py's default
+#    protocol), L=16K, two passes;
 # 5. MORE in turn at L=16K.
 # Writes $OUT/{refcheck.txt,selftest-full.txt,profile.json,profile.log}, $OUT/{il,seq,more}.tgz.
 set -o pipefail
@@ -37,11 +38,13 @@ el "profile rc=$?"
 grep '^profile' "$OUT/profile.log" | cut -c1-330
 OUT=$OUT/il BENCH_ARGS=--interleave bash bench/device_sweep.sh "$DIR" 1 1024,2048,4096,16384 128,64
 el "in turn done"
-first=$(head -n 1 "$DIR/variants.txt")
-last=$(tail -n 1 "$DIR/variants.txt")
+SEQ=${SEQ:-"$(head -n 1 "$DIR/variants.txt" | cut -d'|' -f1) $(tail -n 1 "$DIR/variants.txt" | cut -d'|' -f1)"}
 mkdir -p /tmp/seqdir
-printf '%s\n%s\n' "$first" "$last" >/tmp/seqdir/variants.txt
-for n in "${first%%|*}" "${last%%|*}"; do ln -sfn "$(cd "$DIR" && pwd)/$n" "/tmp/seqdir/$n"; done
+: >/tmp/seqdir/variants.txt
+for n in $SEQ; do
+    grep "^$n|" "$DIR/variants.txt" >>/tmp/seqdir/variants.txt
+    ln -sfn "$(cd "$DIR" && pwd)/$n" "/tmp/seqdir/$n"
+done
 OUT=$OUT/seq bash bench/device_sweep.sh /tmp/seqdir 2 16384 128,64
 el "sequential done"
 OUT=$OUT/more BENCH_ARGS=--interleave bash bench/device_sweep.sh "$MORE" 1 16384 128,64
