@@ -1,6 +1,7 @@
 #!/bin/bash
 # Round 49's last device call (issue 13: rank groups), from the repository root, carrying
-# REFCHECK (a CMake build of kernels/ with -DSAGEATTN_REFCHECK=ON), PRODUCT (`sagebuild build
+# REFCHECK (sageattn-refcheck of a CMake build of kernels/, -DSAGEATTN_REFCHECK=ON; the library
+# from there or PRODUCT's), PRODUCT (`sagebuild build
 # --arch sm_90,sm_90a --out` output: lib/ and bin/sageattn-selftest), VARIANTS (a
 # bench/build_hopper_variants.sh folder, here landed / pertoken / product) and MORE (another one,
 # timed at L=16K only):
@@ -24,7 +25,7 @@ mkdir -p "$OUT"
 T0=$SECONDS
 el() { echo "[$((SECONDS - T0))s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
-LD_LIBRARY_PATH=$REFCHECK timeout 120 "$REFCHECK/sageattn-refcheck" >"$OUT/refcheck.txt" 2>&1
+LD_LIBRARY_PATH=$REFCHECK:$PRODUCT/lib timeout 120 "$REFCHECK/sageattn-refcheck" >"$OUT/refcheck.txt" 2>&1
 el "refcheck rc=$? ($(tail -n 1 "$OUT/refcheck.txt"))"
 grep -E "wgmma|FAIL" "$OUT/refcheck.txt"
 timeout 200 "$PRODUCT/bin/sageattn-selftest" --full >"$OUT/selftest-full.txt" 2>&1
