@@ -62,11 +62,12 @@
 #endif
 #define SA_H_KGROUP_KEYS 16
 #define SA_H_RANK_WINDOW 1024
-/* ... in calls of this many keys or more: the rank step reads K once more and sorts, and the
- * lane-quad kernel gained nothing at 1K keys (round 48: -3.7 to +1.8 %) and 6-12 % from 4K;
- * round 49 measured the whole calls (bench/NOTES.md). */
+/* ... in calls of this many keys or more: the rank step reads K once more and sorts (0.124 ms
+ * at D=128 and 524K keys, 0.075 at D=64, H200). Whole calls against per-token scales, round 49
+ * (bench/results/h200-2d2ea69-round49.md, in turn with SDPA): D=128 1K keys -2.0 %, 2K +3.5 %,
+ * 4K +6.1 %, 16K +8.7 %; D=64 -4.3 %, +0.8 %, +11.7 %, +10.0 %. */
 #ifndef SA_H_RANK_MIN_KV
-#define SA_H_RANK_MIN_KV 4096
+#define SA_H_RANK_MIN_KV 2048
 #endif
 /* Whether a call's K takes rank groups (above); the pre-pass and the kernel's choice both ask. */
 static inline int sa_rank_groups(sageattn_mode m, int causal, int lkv)
