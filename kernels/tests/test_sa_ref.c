@@ -204,6 +204,7 @@ static void test_rank_groups(void)
         {"Q x10 Lq128 Lkv4096", 1, 4, 4, 128, 4096, 128, 0, 0, F16, SA_INPUT_Q_X10, 31},
         {"random Lq128 Lkv4096", 1, 4, 4, 128, 4096, 128, 0, 0, F16, SA_INPUT_RANDOM, 32},
         {"Q x10 Lq128 Lkv2500", 1, 4, 4, 128, 2500, 128, 0, 0, F16, SA_INPUT_Q_X10, 33},
+        {"Q x10 Lq128 Lkv1024", 1, 4, 4, 128, 1024, 128, 0, 0, F16, SA_INPUT_Q_X10, 35},
         {"causal Q x10 Lq1024 Lkv1024", 1, 2, 2, 1024, 1024, 128, 1, 0, F16, SA_INPUT_Q_X10, 34},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
