@@ -1,6 +1,8 @@
-"""Accuracy of K groups of adjacent absmax rank on the GPU, before any kernel forms them (issue 13).
+"""Accuracy of K groups of adjacent absmax rank on the GPU, before any kernel formed them (issue 13,
+round 48; the kernels form them since round 49: SA_H_RANK_GROUPS, kernels/src/sa_internal.h).
 
-A library built with SA_H_KGROUP=1 gives each lane quad of a 64-key tile one K scale: keys
+A library built with SA_H_KGROUP=1 (a build switch of round 48's source, d1d9d37; since removed)
+gives each lane quad of a 64-key tile one K scale: keys
 j % 8 in {2 tq, 2 tq + 1} of the tile share it. Without a causal mask attention does not depend
 on the order of the keys, so calling that library with K and V permuted (the same permutation)
 changes only which keys share a scale. This script permutes them so that each group holds keys
