@@ -579,12 +579,15 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
 #pragma unroll
     for (int i = 0; i < 8; ++i)
         mean[i] = c0 + i < k.d ? k.sub_mean[(size_t)bh * DP + c0 + i] : 0.0f;
-    /* channels c0.. of BATCH rows (key < 0: none, zeros) as raw bits, then smoothed floats */
-    auto load_batch = [&](const int(&key)[BATCH], uint4(&u)[BATCH]) {
+    /* channels c0.. of the keys key_at(row) of this thread's rows of BATCH passes from row0 (a
+     * key < 0: none, zeros) as raw bits, then smoothed floats */
+    auto load_batch = [&](int row0, auto key_at, int(&key)[BATCH], uint4(&u)[BATCH]) {
 #pragma unroll
-        for (int j = 0; j < BATCH; ++j)
+        for (int j = 0; j < BATCH; ++j) {
+            key[j] = key_at(row0 + j * RPP + tid / TPR);
             u[j] = key[j] >= 0 ? sa_load8_bits<false>(sa_row_ptr(k.src, b, h, w0 + key[j]), c0, k.d)
                                : make_uint4(0, 0, 0, 0);
+        }
     };
     auto smoothed = [&](const uint4 &u, bool live, float(&x)[8]) {
         const uint32_t w[4] = {u.x, u.y, u.z, u.w};
@@ -600,12 +603,8 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
     for (int r0 = 0; r0 < N; r0 += RPP * BATCH) {
         int key[BATCH];
         uint4 u[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            const int r = r0 + j * RPP + tid / TPR;
-            key[j] = r < n ? r : -1;
-        }
-        load_batch(key, u);
+        load_batch(
+            r0, [&](int r) { return r < n ? r : -1; }, key, u);
 #pragma unroll
         for (int j = 0; j < BATCH; ++j) {
             float x[8], amax = 0.0f;
@@ -656,12 +655,8 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
     for (int p0 = 0; p0 < positions; p0 += RPP * BATCH) {
         int key[BATCH];
         uint4 u[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            const int p = p0 + j * RPP + tid / TPR;
-            key[j] = p < n ? slot_key[p] : -1;
-        }
-        load_batch(key, u);
+        load_batch(
+            p0, [&](int p) { return p < n ? slot_key[p] : -1; }, key, u);
 #pragma unroll
         for (int j = 0; j < BATCH; ++j) {
             const int p = p0 + j * RPP + tid / TPR;
