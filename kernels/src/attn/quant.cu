@@ -372,6 +372,19 @@ struct sa_rowquant_args {
 #define SA_RQ_GROUP 4
 #endif
 
+/* The absmax of one row whose channels TPR neighbouring lanes hold 8 each (x: this lane's). */
+template <int TPR> __device__ __forceinline__ float sa_row_absmax8(const float (&x)[8])
+{
+    float amax = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        amax = fmaxf(amax, fabsf(x[k]));
+#pragma unroll
+    for (int off = 1; off < TPR; off *= 2)
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+    return amax;
+}
+
 template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
 {
     return SA_RQ_BLOCK_ROWS;
@@ -448,13 +461,7 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
                 for (int k = 0; k < 8; ++k)
                     x[k] = FULL || c0 + k < a.d ? x[k] - m[k] : 0.0f;
             }
-            float amax = 0.0f;
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                amax = fmaxf(amax, fabsf(x[k]));
-#pragma unroll
-            for (int off = 1; off < TPR; off *= 2)
-                amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+            float amax = sa_row_absmax8<TPR>(x);
             if (!SUB && a.dot_mean) {
                 float dot = 0.0f;
 #pragma unroll
@@ -607,14 +614,9 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
             r0, [&](int r) { return r < n ? r : -1; }, key, u);
 #pragma unroll
         for (int j = 0; j < BATCH; ++j) {
-            float x[8], amax = 0.0f;
+            float x[8];
             smoothed(u[j], key[j] >= 0, x);
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                amax = fmaxf(amax, fabsf(x[i]));
-#pragma unroll
-            for (int off = 1; off < TPR; off *= 2)
-                amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+            const float amax = sa_row_absmax8<TPR>(x);
             const int r = r0 + j * RPP + tid / TPR;
             if (tid % TPR == 0)
                 sort_key[r] = key[j] >= 0 ? (unsigned long long)__float_as_uint(amax) << 32 |
