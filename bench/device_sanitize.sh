@@ -4,7 +4,8 @@
 # from the repository root on the GPU machine:
 #   bash bench/device_sanitize.sh LIB [MODE]      e.g. bash bench/device_sanitize.sh \
 #       .gpu/st49e/lib/libsageattn.so int8-fp8-wgmma
-# Writes $OUT/{memcheck,memcheck-nolse,racecheck,synccheck,initcheck}.log; prints each summary.
+# TOOLS (default all five: memcheck memcheck-nolse racecheck synccheck initcheck) picks runs.
+# Writes $OUT/<run>.log; prints each summary.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 LIB=${1:?usage: bash bench/device_sanitize.sh LIB [MODE]}
@@ -19,8 +20,9 @@ run() { # run NAME TOOL [bench.py flags...]
         --lib "$LIB" --modes "$MODE" --skip-speed --sanitize --no-sdpa "$@" >"$OUT/$name.log" 2>&1
     echo "[$((SECONDS - T0))s] $name rc=$? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$name.log" | tail -n 1))"
 }
-run memcheck memcheck
-run memcheck-nolse memcheck --no-lse
-run racecheck racecheck
-run synccheck synccheck
-run initcheck initcheck
+for t in ${TOOLS:-memcheck memcheck-nolse racecheck synccheck initcheck}; do
+    case $t in
+    memcheck-nolse) run "$t" memcheck --no-lse ;;
+    *) run "$t" "$t" ;;
+    esac
+done
