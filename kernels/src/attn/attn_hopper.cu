@@ -1009,8 +1009,7 @@ static cudaError_t sa_hopper_run_scales(const sa_attn_args *a, const sa_launch_c
 template <int D, bool BF16>
 static cudaError_t sa_hopper_run(const sa_attn_args *a, const sa_launch_cfg *l)
 {
-    if (l->probe) /* the code check: the kernels are in the library */
-    {
+    if (l->probe) { /* the code check: the kernels are in the library */
         if constexpr (SA_H_WS == 0)
             return sa_hopper_run_base<D, BF16, false>(a, l);
         else
