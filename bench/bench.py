@@ -124,7 +124,8 @@ ACC_CASES = [
     ("long_16k_d64", (1, 4, 4, 16384, 16384, 64), "HND", torch.float16, False, "random"),
     ("causal_gqa_d64_5k", (1, 8, 2, 4100, 5003, 64), "NHD", torch.bfloat16, True, "random"),
     # small enough for the sanitizers (Lq·Lkv <= 2^20) with more than 2K keys at D=64: the
-    # warp-specialized kernel, in a build that runs its 128-key-step form there (SA_HW_PAIR)
+    # warp-specialized kernel with causal rank groups (keys masked by position), in a build
+    # without them its per-token or 128-key-step (SA_HW_PAIR) forms
     ("causal_gqa_d64_3k", (1, 4, 2, 257, 3001, 64), "NHD", torch.float16, True, "random"),
     # small enough for the sanitizers, without a causal mask and past SA_H_RANK_MIN_KV keys:
     # int8-fp8-wgmma's rank groups (the rank kernel, a partial window and tile, GQA)

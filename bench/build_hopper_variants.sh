@@ -159,8 +159,13 @@ shift
 # packed inside each exponential form at D=64 (pe64: SA_HW_PACK_IN_EXP64=1). Measured: fie64 -1.0 %
 # at D=64 L=16K (h200-2d2ea69-round49.md); fie128 and pe64 built, not timed (the call's carry
 # limit).
+# Round 50: rank groups in causal calls too (landed: SA_H_RANK_WINDOW_CAUSAL=256, the row block
+# runs its diagonal's window whole and masks by each key's position) against per-token scales
+# there (causalpt: the default before it) and 128-key windows (cw128).
 all_variants=(
     "landed|"
+    "causalpt|-DSA_H_RANK_WINDOW_CAUSAL=0"
+    "cw128|-DSA_H_RANK_WINDOW_CAUSAL=128"
     "pertoken|-DSA_H_RANK_GROUPS=0"
     "fie64|-DSA_HW_FOLD_IN_EXP64=1"
     "fie128|-DSA_HW_FOLD_IN_EXP128=1"
@@ -205,7 +210,7 @@ for v in "${all_variants[@]}"; do
         per_variant="attn_hopper quant"
         quant_obj=$out/$name/quant.o
         ;;
-    *SA_HW_D64_MIN_KV* | *SA_H_WS* | *SA_PDL* | *SA_H_RANK_GROUPS*) # V's smoothing, rank groups
+    *SA_HW_D64_MIN_KV* | *SA_H_WS* | *SA_PDL* | *SA_H_RANK_*) # V's smoothing, rank groups
         # (pre-pass, plan); PDL: every launch
         per_variant="attn_hopper quant launch"
         quant_obj=$out/$name/quant.o

@@ -12,14 +12,16 @@
 # 3. VARIANTS in turn with SDPA at L=1K..16K, D=128 and 64, one pass (bench/device_sweep.sh);
 # 4. the VARIANTS named in SEQ (default: the first and the last) sequentially (bench.py's default
 #    protocol), L=16K, two passes;
-# 5. MORE in turn at L=16K.
+# 5. MORE (optional) in turn at L=16K.
 # Writes $OUT/{refcheck.txt,selftest-full.txt,profile.json,profile.log}, $OUT/{il,seq,more}.tgz.
+# Round 50 (causal rank groups) ran it without MORE:
+#   SEQ="causalpt landed" bash bench/device_round49.sh .gpu/rc50 .gpu/st50 .gpu/h50
 set -o pipefail
 export PYTHONUNBUFFERED=1
-REFCHECK=${1:?usage: bash bench/device_round49.sh REFCHECK PRODUCT VARIANTS MORE}
+REFCHECK=${1:?usage: bash bench/device_round49.sh REFCHECK PRODUCT VARIANTS [MORE]}
 PRODUCT=${2:?}
 DIR=${3:?}
-MORE=${4:?}
+MORE=${4:-}
 OUT=${OUT:-/tmp/round49-out}
 mkdir -p "$OUT"
 T0=$SECONDS
@@ -48,5 +50,7 @@ for n in $SEQ; do
 done
 OUT=$OUT/seq bash bench/device_sweep.sh /tmp/seqdir 2 16384 128,64
 el "sequential done"
-OUT=$OUT/more BENCH_ARGS=--interleave bash bench/device_sweep.sh "$MORE" 1 16384 128,64
-el "more done"
+if [ -n "$MORE" ]; then
+    OUT=$OUT/more BENCH_ARGS=--interleave bash bench/device_sweep.sh "$MORE" 1 16384 128,64
+    el "more done"
+fi

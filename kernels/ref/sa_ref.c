@@ -175,12 +175,15 @@ static void permute_rows(void *base, size_t row_bytes, const int *order, int n,
     }
 }
 
-/* Whether a call's K takes rank groups: the config's choice, in calls without a causal mask of
- * k_rank_min_kv keys or more (the others per token, as the kernels: sa_rank_groups). */
-static int rank_groups_on(const sageattn_params *p, const struct sa_ref_config *cfg)
+/* The window of a call's rank groups: the config's choice (k_rank_window, or with a causal mask
+ * k_rank_window_causal), in calls of k_rank_min_kv keys or more; 0: per-token scales (as the
+ * kernels: sa_rank_groups). */
+static int rank_window(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
-    return cfg->mode != SAGEATTN_MODE_FP16 && cfg->k_lane_groups == 2 && !p->causal &&
-           p->kv_len >= cfg->k_rank_min_kv;
+    if (cfg->mode == SAGEATTN_MODE_FP16 || cfg->k_lane_groups != 2 ||
+        p->kv_len < cfg->k_rank_min_kv)
+        return 0;
+    return p->causal ? cfg->k_rank_window_causal : cfg->k_rank_window;
 }
 
 /* One (batch, kv head): the key and value operands as the main loop sees them. */
@@ -198,8 +201,8 @@ struct kv_operands {
     unsigned char *moved;
 };
 
-static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg, int b, int hk,
-                       int dp, struct kv_operands *kv)
+static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg, int window, int b,
+                       int hk, int dp, struct kv_operands *kv)
 {
     int lkv = p->kv_len, d = p->head_dim;
     int quantized = cfg->mode != SAGEATTN_MODE_FP16;
@@ -222,10 +225,9 @@ static void prepare_kv(const sageattn_params *p, const struct sa_ref_config *cfg
             for (int c = 0; c < dp; c++)
                 kv->k[(size_t)j * dp + c] -= kv->kmean[c];
     }
-    const int ranked = rank_groups_on(p, cfg);
+    const int ranked = window > 0;
     if (ranked)
-        quantize_rank_groups(kv->k, lkv, dp, cfg->k_rank_window, kv->kq, kv->kscale, kv->rank,
-                             kv->order);
+        quantize_rank_groups(kv->k, lkv, dp, window, kv->kq, kv->kscale, kv->rank, kv->order);
     else if (quantized && cfg->k_lane_groups == 1)
         quantize_lane_groups(kv->k, lkv, dp, cfg->k_tile, kv->kq, kv->kscale);
     else if (quantized)
@@ -321,31 +323,44 @@ static void flush_group(const struct sa_ref_config *cfg, struct row_work *w, int
 }
 
 /* One query row through the tiled online softmax; writes o_row[d] and *lse. f16acc is set when
- * the in-tile accumulator is FP16 (cfg->tile_acc_fp16, except for bf16 P, which has none). */
+ * the in-tile accumulator is FP16 (cfg->tile_acc_fp16, except for bf16 P, which has none). The
+ * row sees the keys before position nkeys; window: the call's rank window (rank_window). With
+ * rank groups and a causal mask the keys are in rank order within each window, so the row runs
+ * to the end of the window that holds key nkeys - 1 and masks each key by the position it came
+ * from (kv->order), as the kernels do. */
 static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg, int f16acc,
-                       const struct kv_operands *kv, const int8_t *qq, const float *qf, float qs,
-                       float q_dot_kmean, int nkeys, int dp, struct row_work *w, float *o_row,
-                       float *lse)
+                       int window, const struct kv_operands *kv, const int8_t *qq, const float *qf,
+                       float qs, float q_dot_kmean, int nkeys, int dp, struct row_work *w,
+                       float *o_row, float *lse)
 {
+    const int by_position = window > 0 && p->causal;
+    int end = nkeys;
+    if (by_position && nkeys > 0) {
+        end = (nkeys + window - 1) / window * window;
+        end = end < p->kv_len ? end : p->kv_len;
+    }
     int fp8 = sa_mode_pv_fp8(cfg->mode);
     float p_scale =
         fp8 ? cfg->fp8_p_scale * exp2f(-cfg->p_headroom) : (f16acc ? cfg->f16_p_scale : 1.0f);
     int group = cfg->acc_group > 0 ? cfg->acc_group : 1;
     float mt = -INFINITY, l = 0.0f;
     memset(w->acc, 0, sizeof(float) * (size_t)dp);
-    for (int j0 = 0; j0 < nkeys; j0 += cfg->k_tile) {
-        int j1 = j0 + cfg->k_tile < nkeys ? j0 + cfg->k_tile : nkeys;
+    for (int j0 = 0; j0 < end; j0 += cfg->k_tile) {
+        int j1 = j0 + cfg->k_tile < end ? j0 + cfg->k_tile : end;
         float tile_max = -INFINITY;
         for (int j = j0; j < j1; j++) {
-            w->t[j - j0] = score_t(cfg, qq, qf, kv, j, dp);
+            const int masked = by_position && kv->order[j] >= nkeys;
+            w->t[j - j0] = masked ? -INFINITY : score_t(cfg, qq, qf, kv, j, dp);
             tile_max = fmaxf(tile_max, w->t[j - j0]);
         }
+        if (by_position && tile_max == -INFINITY && mt == -INFINITY) /* none seen yet */
+            continue;
         /* p = exp2((t - max)·qs): subtracting before scaling keeps the row maximum at exactly
          * p = 1 whatever the logits' magnitude (as attn/sa_softmax.cuh does). */
         float mt_new = fmaxf(mt, tile_max);
         /* p_headroom: within it the reference stays (p up to fp8_p_scale); qs > 0 */
         if (cfg->p_headroom > 0.0f && p->kv_len >= cfg->p_headroom_min_kv &&
-            !rank_groups_on(p, cfg) && /* the kernels' SA_H_SPEC form: per-key scales */
+            window == 0 && /* the kernels' SA_H_SPEC form: per-key scales */
             j0 >= cfg->p_headroom_from_key && mt != -INFINITY &&
             (tile_max - mt) * qs <= cfg->p_headroom)
             mt_new = mt;
@@ -357,6 +372,8 @@ static void attend_row(const sageattn_params *p, const struct sa_ref_config *cfg
         for (int c = 0; c < dp; c++)
             w->group[c] = 0.0;
         for (int j = j0; j < j1; j++) {
+            if (by_position && kv->order[j] >= nkeys) /* masked: p = 0 adds nothing */
+                continue;
             float pj = exp2f((w->t[j - j0] - mt_new) * qs);
             l += pj;
             const float *vj = kv->v + (size_t)j * dp;
@@ -470,7 +487,9 @@ int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
     if (!params_ok(p) || !cfg || cfg->k_tile <= 0 || cfg->q_quant_rows <= 0 ||
         cfg->k_quant_rows <= 0 ||
-        (cfg->k_lane_groups == 2 && (cfg->k_rank_window <= 0 || cfg->k_rank_window % SA_CTA_K)))
+        (cfg->k_lane_groups == 2 &&
+         (cfg->k_rank_window <= 0 || cfg->k_rank_window % SA_CTA_K ||
+          cfg->k_rank_window_causal < 0 || cfg->k_rank_window_causal % SA_CTA_K)))
         return -1;
     int dp = p->head_dim <= 64 ? 64 : 128;
     int group = p->num_q_heads / p->num_kv_heads;
@@ -480,12 +499,13 @@ int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
         cfg->tile_acc_fp16 && (sa_mode_pv_fp8(cfg->mode) || p->dtype != SAGEATTN_DTYPE_BF16);
     if (cfg->stats)
         memset(cfg->stats, 0, sizeof *cfg->stats);
+    const int window = rank_window(p, cfg); /* one choice per call, as the kernels' */
     struct ref_buffers r;
     if (alloc_buffers(&r, p, dp, cfg->k_tile) != 0)
         return -1;
     for (int b = 0; b < p->batch; b++)
         for (int hk = 0; hk < p->num_kv_heads; hk++) {
-            prepare_kv(p, cfg, b, hk, dp, &r.kv);
+            prepare_kv(p, cfg, window, b, hk, dp, &r.kv);
             for (int h = hk * group; h < (hk + 1) * group; h++) {
                 prepare_q(p, cfg, b, h, dp, &r);
                 for (int i = 0; i < p->q_len; i++) {
@@ -494,8 +514,9 @@ int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
                     for (int c = 0; c < dp; c++)
                         q_dot_kmean = fmaf(qf[c], r.kv.kmean[c], q_dot_kmean);
                     float lse;
-                    attend_row(p, cfg, f16acc, &r.kv, r.qq + (size_t)i * dp, qf, r.qscale[i],
-                               sm_scale * q_dot_kmean, visible_keys(p, i), dp, &r.w, r.o_row, &lse);
+                    attend_row(p, cfg, f16acc, window, &r.kv, r.qq + (size_t)i * dp, qf,
+                               r.qscale[i], sm_scale * q_dot_kmean, visible_keys(p, i), dp, &r.w,
+                               r.o_row, &lse);
                     uint16_t *o = p->o;
                     for (int c = 0; c < p->head_dim; c++)
                         o[sa_ref_offset(p->o_stride, b, h, i, c)] = to_dtype(r.o_row[c], p->dtype);

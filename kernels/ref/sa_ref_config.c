@@ -11,10 +11,10 @@ void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
     cfg->mode = mode;
     cfg->q_quant_rows = SA_Q_QUANT_ROWS;
     cfg->k_quant_rows = SA_K_QUANT_ROWS;
-    /* rank groups in calls without a causal mask from SA_H_RANK_MIN_KV keys (sa_rank_groups; the
-     * reference asks the call) */
+    /* rank groups from SA_H_RANK_MIN_KV keys (sa_rank_groups; the reference asks the call) */
     cfg->k_lane_groups = mode == SAGEATTN_MODE_INT8_FP8_WGMMA && SA_H_RANK_GROUPS ? 2 : 0;
     cfg->k_rank_window = SA_H_RANK_WINDOW;
+    cfg->k_rank_window_causal = SA_H_RANK_WINDOW_CAUSAL;
     cfg->k_rank_min_kv = SA_H_RANK_MIN_KV;
     cfg->smooth_k = 1;
     cfg->smooth_v = mode == SAGEATTN_MODE_INT8_FP8_WGMMA;

@@ -54,14 +54,34 @@
  * bench/results/h200-dfec327-rankgroups48-w1024-more.json, K and V permuted outside the lane-quad
  * kernel): q-x10 D=128 cos 0.999103 against 0.999129 per token and 0.998990 without the ranks,
  * random inputs equal or better; and the lane-quad kernel's speed +9.9 % at D=128 L=16K, +11.8 %
- * at D=64 (h200-d1d9d37-round48.md). Causal calls keep per-token scales (the mask needs each
- * key's position), and so do calls shorter than SA_H_RANK_MIN_KV. 0: per-token scales
- * everywhere, as before round 49. */
+ * at D=64 (h200-d1d9d37-round48.md). Calls with a causal mask rank within windows of
+ * SA_H_RANK_WINDOW_CAUSAL keys: a key's window is the span its position may have moved in, so a
+ * row block runs its last key's window whole and masks each key by its position, which the
+ * tile's record carries (SA_H_KG_RECORD_BYTES). Calls shorter than SA_H_RANK_MIN_KV keep
+ * per-token scales. 0: per-token scales everywhere, as before round 49. */
 #ifndef SA_H_RANK_GROUPS
 #define SA_H_RANK_GROUPS 1
 #endif
 #define SA_H_KGROUP_KEYS 16
 #define SA_H_RANK_WINDOW 1024
+/* ... and with a causal mask (0: per-token scales there). Small, since a row block runs up to
+ * the end of its diagonal's window; 256 keys keep the accuracy of 1024 in the C reference
+ * (causal Q x10 L2048 D=128 cos 0.999188 against 0.999185 at 1024 and 0.999186 per token; 64
+ * keys 0.999149, and Lq500 Lkv2500 0.999036 against 0.999139 per token). A power of two, at
+ * most 256 (the records' position bytes), dividing SA_H_RANK_WINDOW. */
+#ifndef SA_H_RANK_WINDOW_CAUSAL
+#define SA_H_RANK_WINDOW_CAUSAL 256
+#endif
+#if SA_H_RANK_WINDOW_CAUSAL &&                                                                     \
+    (SA_H_RANK_WINDOW_CAUSAL > 256 || SA_H_RANK_WINDOW % SA_H_RANK_WINDOW_CAUSAL ||                \
+     SA_H_RANK_WINDOW_CAUSAL % 64 || (SA_H_RANK_WINDOW_CAUSAL & (SA_H_RANK_WINDOW_CAUSAL - 1)))
+#error "SA_H_RANK_WINDOW_CAUSAL: a power of two of 64..256 dividing SA_H_RANK_WINDOW"
+#endif
+/* Each 64-key tile's record of rank-group K in the workspace's kscale part: its four lane
+ * quads' scales (floats), then each position's key index modulo 256 (bytes, at
+ * sa_kg_pos_byte(position)), from which a causal mask takes the key's position in its window. */
+#define SA_H_KG_RECORD_BYTES 80
+#define SA_H_KG_POS_OFFSET 16
 /* ... in calls of this many keys or more: the rank step reads K once more and sorts (0.124 ms
  * at D=128 and 524K keys, 0.075 at D=64, H200). Whole calls against per-token scales, round 49
  * (bench/results/h200-2d2ea69-round49.md, in turn with SDPA): D=128 1K keys -2.0 %, 2K +3.5 %,
@@ -72,8 +92,13 @@
 /* Whether a call's K takes rank groups (above); the pre-pass and the kernel's choice both ask. */
 static inline int sa_rank_groups(sageattn_mode m, int causal, int lkv)
 {
-    return SA_H_RANK_GROUPS && m == SAGEATTN_MODE_INT8_FP8_WGMMA && !causal &&
-           lkv >= SA_H_RANK_MIN_KV;
+    return SA_H_RANK_GROUPS && m == SAGEATTN_MODE_INT8_FP8_WGMMA &&
+           (!causal || SA_H_RANK_WINDOW_CAUSAL > 0) && lkv >= SA_H_RANK_MIN_KV;
+}
+/* Keys of one rank window of such a call. */
+static inline int sa_rank_window(int causal)
+{
+    return causal ? SA_H_RANK_WINDOW_CAUSAL : SA_H_RANK_WINDOW;
 }
 #ifdef __CUDACC__
 #define SA_HOST_DEVICE __host__ __device__
@@ -94,6 +119,12 @@ static inline SA_HOST_DEVICE int sa_rank_slot(int r, int m)
         r -= count;
     }
     return -1; /* r >= m */
+}
+/* Byte of position p (0..63) among its tile record's position bytes: lane quad g = (p % 8) / 2
+ * holds its 16 positions' bytes together (one 16-byte load), in S's column order. */
+static inline SA_HOST_DEVICE int sa_kg_pos_byte(int p)
+{
+    return 16 * ((p % 8) / 2) + 2 * (p / 8) + p % 2;
 }
 /* int8-fp8-wgmma, one-tile key steps: a tile whose scores all stay within SA_H_HEADROOM (base
  * 2) above their rows' reference max takes p from that reference as it stands (SA_H_SPEC 1): no

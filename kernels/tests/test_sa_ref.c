@@ -159,11 +159,13 @@ static void test_lane_groups(void)
     struct sa_ref_config cfg;
     sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
     CHECK(cfg.k_lane_groups == (SA_H_RANK_GROUPS ? 2 : 0) &&
-              cfg.k_rank_window == SA_H_RANK_WINDOW && cfg.k_rank_min_kv == SA_H_RANK_MIN_KV,
-          "reference K groups %d window %d from %d keys, kernels' rank groups %d window %d from "
-          "%d keys",
-          cfg.k_lane_groups, cfg.k_rank_window, cfg.k_rank_min_kv, SA_H_RANK_GROUPS,
-          SA_H_RANK_WINDOW, SA_H_RANK_MIN_KV);
+              cfg.k_rank_window == SA_H_RANK_WINDOW &&
+              cfg.k_rank_window_causal == SA_H_RANK_WINDOW_CAUSAL &&
+              cfg.k_rank_min_kv == SA_H_RANK_MIN_KV,
+          "reference K groups %d window %d (causal %d) from %d keys, kernels' rank groups %d "
+          "window %d (causal %d) from %d keys",
+          cfg.k_lane_groups, cfg.k_rank_window, cfg.k_rank_window_causal, cfg.k_rank_min_kv,
+          SA_H_RANK_GROUPS, SA_H_RANK_WINDOW, SA_H_RANK_WINDOW_CAUSAL, SA_H_RANK_MIN_KV);
     for (size_t i = 0; i < sizeof random_cases / sizeof random_cases[0]; i++) {
         if (skip_case(&random_cases[i]) || random_cases[i].lkv > 4096)
             continue;
@@ -194,9 +196,12 @@ static void test_lane_groups(void)
  * SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token one does.
  * Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the rank groups
  * keep the per-token figures (cos within 5e-5, the spread of either over seeds), the position
- * groups do not; a sequence of partial windows and a partial last tile (Lkv 2500) too. The
- * default config follows the kernels: a causal call (its mask needs each key's position) and a
- * call shorter than SA_H_RANK_MIN_KV keep per-token scales, the same numbers as k_lane_groups 0. */
+ * groups do not; a sequence of partial windows and a partial last tile (Lkv 2500) too. With a
+ * causal mask the keys rank within windows of SA_H_RANK_WINDOW_CAUSAL and each is masked by the
+ * position it came from: the same bar against per token (a key seen from the wrong side of the
+ * diagonal would move the output far from the exact one), rows before the first key still 0
+ * with LSE -inf (Lq 2100, Lkv 2048). The default config follows the kernels: a call shorter than
+ * SA_H_RANK_MIN_KV keeps per-token scales, the same numbers as k_lane_groups 0. */
 static void test_rank_groups(void)
 {
     printf("int8-fp8-wgmma, K groups by position and by magnitude rank:\n");
@@ -206,6 +211,8 @@ static void test_rank_groups(void)
         {"Q x10 Lq128 Lkv2500", 1, 4, 4, 128, 2500, 128, 0, 0, F16, SA_INPUT_Q_X10, 33},
         {"Q x10 Lq128 Lkv1024", 1, 4, 4, 128, 1024, 128, 0, 0, F16, SA_INPUT_Q_X10, 35},
         {"causal Q x10 Lq1024 Lkv1024", 1, 2, 2, 1024, 1024, 128, 1, 0, F16, SA_INPUT_Q_X10, 34},
+        {"causal Q x10 Lq500 Lkv2500", 1, 2, 2, 500, 2500, 128, 1, 0, F16, SA_INPUT_Q_X10, 38},
+        {"causal random Lq2100 Lkv2048", 1, 2, 1, 2100, 2048, 64, 1, 1, F16, SA_INPUT_RANDOM, 36},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (skip_case(&cases[i]))
@@ -218,11 +225,26 @@ static void test_rank_groups(void)
         cfg.k_lane_groups = 0;
         struct result per_token = evaluate(&t, &cfg);
         print_result("per token", cfg.mode, &per_token);
-        if (cases[i].causal || cases[i].lkv < SA_H_RANK_MIN_KV) /* the kernels' rule */
+        const char *n = cases[i].name;
+        if (cases[i].lkv < SA_H_RANK_MIN_KV ||
+            (cases[i].causal && !SA_H_RANK_WINDOW_CAUSAL)) /* the kernels' rule */
             CHECK(by_default.m.rel_l1 == per_token.m.rel_l1 && by_default.m.cos == per_token.m.cos,
                   "%s: the default config forms rank groups (rel-L1 %.6f against per token %.6f)",
-                  cases[i].name, by_default.m.rel_l1, per_token.m.rel_l1);
+                  n, by_default.m.rel_l1, per_token.m.rel_l1);
         if (cases[i].causal) {
+            cfg.k_lane_groups = 2;
+            cfg.k_rank_window_causal = SA_H_RANK_WINDOW_CAUSAL ? SA_H_RANK_WINDOW_CAUSAL : 256;
+            cfg.k_rank_min_kv = 0;
+            struct result by_rank = evaluate(&t, &cfg);
+            print_result("groups by rank, causal", cfg.mode, &by_rank);
+            CHECK(by_rank.m.nonfinite == 0 && by_rank.lse_inf_ok, "%s: non-finite output", n);
+            CHECK(by_rank.m.cos >= per_token.m.cos - 5e-5,
+                  "%s: causal rank groups cos %.7f, per token %.7f", n, by_rank.m.cos,
+                  per_token.m.cos);
+            CHECK(by_rank.m.rel_l1 <= 1.02 * per_token.m.rel_l1,
+                  "%s: causal rank groups rel-L1 %.5f, per token %.5f", n, by_rank.m.rel_l1,
+                  per_token.m.rel_l1);
+            CHECK(by_rank.m.rel_l1 != per_token.m.rel_l1, "%s: rank groups change nothing", n);
             sa_tensors_free(&t);
             continue;
         }
@@ -234,7 +256,6 @@ static void test_rank_groups(void)
         cfg.k_rank_min_kv = 0; /* at any length, for the study */
         struct result by_rank = evaluate(&t, &cfg);
         print_result("groups by rank, 1024", cfg.mode, &by_rank);
-        const char *n = cases[i].name;
         CHECK(by_rank.m.nonfinite == 0, "%s: non-finite output", n);
         CHECK(by_rank.m.cos >= per_token.m.cos - 5e-5, "%s: rank groups cos %.7f, per token %.7f",
               n, by_rank.m.cos, per_token.m.cos);
@@ -279,8 +300,9 @@ static void test_rank_slots(void)
  * the kernels' choice; from SA_H_SPEC_MIN_KV keys the rule changes the numbers (a config that
  * ignored it would not) and keeps the bar, costing little against the exact max (H200, the
  * kernels: random cases' rel-L1 x1.013); below it, and with no headroom, the reference is the
- * exchanging form's (P's scale a power of two apart). A causal case: calls without a causal mask
- * take rank groups (SA_H_RANK_GROUPS), whose kernels have no SA_H_SPEC form. */
+ * exchanging form's (P's scale a power of two apart). K per token: calls that take rank groups
+ * (SA_H_RANK_GROUPS, from SA_H_RANK_MIN_KV keys) run kernels without the SA_H_SPEC form, which
+ * builds without rank groups keep. */
 static void test_headroom(void)
 {
     printf("int8-fp8-wgmma, headroom on the row max (%s):\n", SA_H_SPEC ? "default" : "off");
@@ -295,6 +317,7 @@ static void test_headroom(void)
         "L4096 Lq64 H4 causal headroom", 1, 4, 4, 64, 4096, 128, 1, 0, F16, SA_INPUT_RANDOM, 12};
     struct sa_tensors t;
     prepare(&c, &t);
+    cfg.k_lane_groups = 0;
     cfg.p_headroom = 1.0f;
     struct result with = evaluate(&t, &cfg);
     print_result(c.name, cfg.mode, &with);

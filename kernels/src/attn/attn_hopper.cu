@@ -43,16 +43,37 @@
 #define SA_H_SWAP_LBO_SBO 0
 #endif
 
-/* Index of key `keys`'s K scale in the workspace's kscale part: one float per key, or with KG
- * (rank groups, sa_internal.h) one per SA_H_KGROUP_KEYS keys. */
+/* Index (in floats) of the K scales of the tile that starts at key `keys` in the workspace's
+ * kscale part: one float per key, or with KG (rank groups, sa_internal.h) one record of
+ * SA_H_KG_RECORD_BYTES per tile. */
 template <bool KG> __device__ __forceinline__ size_t sa_h_ks_index(size_t keys)
 {
-    return KG ? keys / SA_H_KGROUP_KEYS : keys;
+    return KG ? keys / SA_CTA_K * (SA_H_KG_RECORD_BYTES / 4) : keys;
 }
-/* Bytes of one tile's K scales: one per key, or with KG one per lane quad. */
+/* Bytes of one tile's K scales: one per key, or with KG the tile's record. */
 template <bool KG> __host__ __device__ constexpr int sa_h_ks_bytes()
 {
-    return KG ? 4 * (SA_CTA_K / SA_H_KGROUP_KEYS) : SA_CTA_K * 4;
+    return KG ? SA_H_KG_RECORD_BYTES : SA_CTA_K * 4;
+}
+static_assert(SA_H_KG_RECORD_BYTES % 16 == 0 && SA_H_KG_RECORD_BYTES <= SA_CTA_K * 4,
+              "a record is a bulk copy's whole 16-byte units, within a tile's per-key bytes");
+
+/* Causal masks. The last key a 64-key tile at k0 may hold: its own, or with KG (a causal call's
+ * keys ranked within windows of SA_H_RANK_WINDOW_CAUSAL) its window's. */
+template <bool KG> __device__ __forceinline__ int sa_h_tile_last_key(int k0)
+{
+    if constexpr (KG && SA_H_RANK_WINDOW_CAUSAL)
+        return (k0 | (SA_H_RANK_WINDOW_CAUSAL - 1));
+    else
+        return k0 + SA_CTA_K - 1;
+}
+/* Key tiles (of n_all) that rows whose last visible key is last_key run: up to that key's tile,
+ * or with KG to the end of its window (the key may have moved anywhere in it). */
+template <bool KG> __device__ __forceinline__ int sa_h_causal_tiles(int last_key, int n_all)
+{
+    const int last =
+        KG && SA_H_RANK_WINDOW_CAUSAL ? last_key | (SA_H_RANK_WINDOW_CAUSAL - 1) : last_key;
+    return last_key < 0 ? 0 : min(n_all, last / SA_CTA_K + 1);
 }
 
 /* Row stride of the epilogue's staging area (sa_h_epilogue_staged): 16 bytes past a row, so that
@@ -437,15 +458,24 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             }
         }
     if (need_mask) {
+        /* KG: a column's key is the one at its position in the causal window (the tile record's
+         * bytes, sa_kg_pos_byte: this lane quad's 16 together; valid in every call), compared
+         * as an offset in that window; the length mask stays by position (keys past the
+         * sequence keep theirs) */
+        constexpr bool BY_POS = KG && SA_H_RANK_WINDOW_CAUSAL;
+        const unsigned char *pos = (const unsigned char *)ks[0] + SA_H_KG_POS_OFFSET + 16 * tq;
+        const int base = k0 & -SA_H_RANK_WINDOW_CAUSAL;
 #pragma unroll
         for (int w = 0; w < W; ++w)
 #pragma unroll
             for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const int key = k0 + w * SA_CTA_K + nt * 8 + 2 * tq + (e & 1);
+                    const int at = k0 + w * SA_CTA_K + nt * 8 + 2 * tq + (e & 1);
                     const int row = r.row0 + 8 * (e >> 1);
-                    if (w >= n_live || key >= a.lkv || (a.causal && key > row + diag))
+                    const bool after =
+                        BY_POS ? pos[nt * 2 + (e & 1)] > row + diag - base : at > row + diag;
+                    if (w >= n_live || at >= a.lkv || (a.causal && after))
                         t[w * 32 + nt * 4 + e] = -INFINITY;
                 }
     }
@@ -756,10 +786,8 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
     const int diag = a.lkv - a.lq;
 
     int n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
-    if (a.causal) {
-        const int last_key = min(q0 + SA_H_ROWS, a.lq) - 1 + diag;
-        n_kt = min(n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
-    }
+    if (a.causal)
+        n_kt = sa_h_causal_tiles<KG>(min(q0 + SA_H_ROWS, a.lq) - 1 + diag, n_kt);
 
     const uint32_t sQ = sa_smem_addr(smem);
     const uint32_t bar0 = sQ + T::BAR_OFF; /* stage s: bar0 + 8s; the Q tile: the last one */
@@ -824,7 +852,7 @@ __global__ void __launch_bounds__(SA_H_THREADS, SA_H_MIN_BLOCKS(D))
     for (int i = 0; i < NO * 4; ++i)
         o[i] = 0.0f;
     auto need_mask = [&](int k0) {
-        return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0 + diag);
+        return k0 + SA_CTA_K > a.lkv || (a.causal && sa_h_tile_last_key<KG>(k0) > q0 + diag);
     };
     /* After tile j's P·V: every thread is done with its stage (the wgmma reads completed at the
      * wait), so it can be refilled with tile j + SA_H_STAGES. */
@@ -982,7 +1010,7 @@ int sa_hopper_quantizes_q(const struct sa_problem *p, int d_pad)
 }
 
 /* KG: the call's K has rank groups (sa_rank_groups), which the SA_H_SPEC and SA_HW_PAIR forms
- * do not take (per-key scales; a two-tile step) and which no causal call has. */
+ * do not take (per-key scales; a two-tile step). */
 template <int D, bool BF16, bool KG>
 static cudaError_t sa_hopper_run_scales(const sa_attn_args *a, const sa_launch_cfg *l)
 {

@@ -551,24 +551,27 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
 /* Passes of rows whose loads one thread of that block issues together. */
 #define SA_KRANK_BATCH 4
 
-/* int8-fp8-wgmma's K by rank groups (sa_internal.h), one block per window of SA_H_RANK_WINDOW
- * keys of one kv head:
+/* int8-fp8-wgmma's K by rank groups (sa_internal.h), one block per SA_H_RANK_WINDOW keys of one
+ * kv head, ranked within windows of `window` keys (sa_rank_window: the block's, or with a causal
+ * mask each of its SA_H_RANK_WINDOW_CAUSAL-key windows):
  * 1. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block), kept as
  *    a 64-bit sort key: the absmax's bits (non-negative floats order as integers) above the key's
- *    position reversed, so that one descending bitonic sort ranks by absmax, ties by position;
- *    keys past the sequence sort last (0);
- * 2. the key of rank r goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys of that
- *    tile): perm[position] = key (the sequence's index, for V's conversion), and its group's
- *    absmax is the largest of the group's keys;
+ *    position reversed, so that a descending bitonic sort ranks by absmax, ties by position; keys
+ *    past the sequence sort last (0); the sort's network stops at the window's size, every
+ *    window descending;
+ * 2. the key of rank r of a window goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys
+ *    of that tile): perm[position] = key (the sequence's index, for V's conversion), and its
+ *    group's absmax is the largest of the group's keys;
  * 3. K's positions quantized with their groups' scales, in core-matrix order (the block reads its
- *    keys a second time, mostly from L2); positions past the sequence as zeros. Scales
- *    [bh][tile][4] (k.scale, lk_pad / 16 per head; a group without a key gets 1 / 127, as the
- *    row quantizer's zero rows).
+ *    keys a second time, mostly from L2); positions past the sequence as zeros. One record per
+ *    tile (k.scale, SA_H_KG_RECORD_BYTES, sa_internal.h): the four groups' scales (a group
+ *    without a key gets 1 / 127, as the row quantizer's zero rows), then each position's key
+ *    modulo 256 (a position past the sequence its own index).
  * The loads of SA_KRANK_BATCH passes are issued together: a block's passes wait on memory, not
  * on arithmetic. */
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
-    sa_krank_kernel(const sa_rowquant_args k, int *perm)
+    sa_krank_kernel(const sa_rowquant_args k, int *perm, int window)
 {
     sa_pdl_enter();
     constexpr int N = SA_H_RANK_WINDOW, TPR = DP / 8, RPP = SA_KRANK_THREADS / TPR;
@@ -625,15 +628,16 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
         }
     }
     __syncthreads();
-    /* descending bitonic sort: each step, thread t exchanges the pair (i, i + j), i being t with
-     * a zero bit inserted at j */
+    /* descending bitonic sort of each window: each step, thread t exchanges the pair (i, i + j),
+     * i being t with a zero bit inserted at j; a merge of len keys runs descending where bit len
+     * of i is clear, which the last (len = window) makes every window's */
 #pragma unroll 1
-    for (int len = 2; len <= N; len *= 2)
+    for (int len = 2; len <= window; len *= 2)
 #pragma unroll 1
         for (int j = len / 2; j > 0; j /= 2) {
             const int i = 2 * tid - (tid & (j - 1)), o = i + j;
             const unsigned long long x = sort_key[i], y = sort_key[o];
-            if ((i & len) == 0 ? x < y : x > y) {
+            if ((i & len & (window - 1)) == 0 ? x < y : x > y) {
                 sort_key[i] = y;
                 sort_key[o] = x;
             }
@@ -680,10 +684,26 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
             *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
         }
     }
-    if (tid < positions / SA_H_KGROUP_KEYS) {
-        const float amax = __uint_as_float(group_amax[tid]);
-        k.scale[(size_t)bh * (k.rows_pad / SA_H_KGROUP_KEYS) + w0 / SA_H_KGROUP_KEYS + tid] =
-            __fdiv_rn(amax == 0.0f ? 1.0f : amax, SA_INT8_MAX);
+    /* the records, a word per thread: word e of tile t */
+    constexpr int WORDS = SA_H_KG_RECORD_BYTES / 4, POS_WORD = SA_H_KG_POS_OFFSET / 4;
+    static_assert(TILES * WORDS <= SA_KRANK_THREADS && POS_WORD == 4 && WORDS - POS_WORD == 16,
+                  "one pass; four scales, then 64 position bytes");
+    if (tid < positions / SA_CTA_K * WORDS) {
+        const int t = tid / WORDS, e = tid % WORDS;
+        uint32_t word = 0;
+        if (e < POS_WORD) {
+            const float amax = __uint_as_float(group_amax[t * 4 + e]);
+            word = __float_as_uint(__fdiv_rn(amax == 0.0f ? 1.0f : amax, SA_INT8_MAX));
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) { /* byte bb = 16 g + 2 nt + x: position 8 nt + 2 g + x */
+                const int bb = 4 * (e - POS_WORD) + i;
+                const int p = t * SA_CTA_K + ((bb % 16) / 2) * 8 + 2 * (bb / 16) + bb % 2;
+                word |= (uint32_t)((p < n ? slot_key[p] : p) & 0xff) << (8 * i);
+            }
+        }
+        const size_t rec = ((size_t)bh * (k.rows_pad / SA_CTA_K) + w0 / SA_CTA_K + t) * WORDS;
+        ((uint32_t *)k.scale)[rec + e] = word;
     }
 }
 
@@ -901,7 +921,8 @@ static bool sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layou
         constexpr int RPB = sa_rq_block_rows<DP>();
         const int windows = (w->lk_pad + SA_H_RANK_WINDOW - 1) / SA_H_RANK_WINDOW;
         sa_launch_k(pdl, sa_krank_kernel<BF16, DP>, dim3(windows, p->batch * p->hkv),
-                    SA_KRANK_THREADS, 0, stream, k, (int *)(ws + w->kperm));
+                    SA_KRANK_THREADS, 0, stream, k, (int *)(ws + w->kperm),
+                    sa_rank_window(p->causal));
         if (with_q)
             sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
                                          p->batch * p->hq, pdl, stream);

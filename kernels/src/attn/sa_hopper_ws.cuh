@@ -451,7 +451,7 @@ __device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bia
 struct sa_hw_tile {
     int q0, h, b, n_kt;
 };
-template <int ROWS>
+template <int ROWS, bool KG>
 __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a, int nq)
 {
     sa_hw_tile w;
@@ -463,10 +463,8 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
     else
         w.q0 = (nq - 1 - x) * ROWS;
     w.n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
-    if (a.causal) {
-        const int last_key = min(w.q0 + ROWS, a.lq) - 1 + (a.lkv - a.lq);
-        w.n_kt = min(w.n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
-    }
+    if (a.causal)
+        w.n_kt = sa_h_causal_tiles<KG>(min(w.q0 + ROWS, a.lq) - 1 + (a.lkv - a.lq), w.n_kt);
     return w;
 }
 
@@ -545,7 +543,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #else
             for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++nt) {
 #endif
-                const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
+                const sa_hw_tile w = sa_hw_decode<C::ROWS, KG>(t, a, nq);
                 const size_t bh = (size_t)w.b * a.hq + w.h;
                 const size_t bhk = (size_t)w.b * a.hkv + w.h / a.group;
                 /* Q rows in 64-row chunks that exist in the workspace (lq_pad is a multiple of
@@ -625,7 +623,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         constexpr int it0 = 0, nt = 0; /* one tile per block */
         const int t = SA_HW_FIRST_TILE;
 #endif
-        const sa_hw_tile w = sa_hw_decode<C::ROWS>(t, a, nq);
+        const sa_hw_tile w = sa_hw_decode<C::ROWS, KG>(t, a, nq);
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         /* SA_HW_Q_ALIGN_END: rows before row 0 are treated as rows past lq (read as zeros, never
@@ -639,8 +637,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         if (q0c >= a.lq) { /* rows all past lq (the last block of a head): nothing to store */
             n_c = 0;
         } else if (a.causal) {
-            const int last_key = min(q0c + 63, a.lq - 1) + diag;
-            n_c = min(n_kt, last_key < 0 ? 0 : last_key / SA_CTA_K + 1);
+            n_c = sa_h_causal_tiles<KG>(min(q0c + 63, a.lq - 1) + diag, n_kt);
         }
         /* one value per warp, as the compiler can see: the key loop's counters stay in uniform
          * registers (derived from the thread index, n_c would move them to vector registers
@@ -669,7 +666,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
             ot[i] = 0.0f;
         float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* SA_HW_ROWSUM_SEP: a tile's row sums */
         auto need_mask = [&](int k0) {
-            return k0 + SA_CTA_K > a.lkv || (a.causal && k0 + SA_CTA_K - 1 > q0c + diag);
+            return k0 + SA_CTA_K > a.lkv || (a.causal && sa_h_tile_last_key<KG>(k0) > q0c + diag);
         };
         /* O (and, with the ones columns, the row sums) = O·alpha + the tile's P·V. */
         auto fold = [&](const float(&al)[2]) {
