@@ -124,12 +124,13 @@ ACC_CASES = [
     ("long_16k_d64", (1, 4, 4, 16384, 16384, 64), "HND", torch.float16, False, "random"),
     ("causal_gqa_d64_5k", (1, 8, 2, 4100, 5003, 64), "NHD", torch.bfloat16, True, "random"),
     # small enough for the sanitizers (Lq·Lkv <= 2^20) with more than 2K keys at D=64: the
-    # warp-specialized kernel with causal rank groups (keys masked by position), in a build
-    # without them its per-token or 128-key-step (SA_HW_PAIR) forms
+    # warp-specialized kernel, in a build that runs its 128-key-step form there (SA_HW_PAIR)
     ("causal_gqa_d64_3k", (1, 4, 2, 257, 3001, 64), "NHD", torch.float16, True, "random"),
     # small enough for the sanitizers, without a causal mask and past SA_H_RANK_MIN_KV keys:
     # int8-fp8-wgmma's rank groups (the rank kernel, a partial window and tile, GQA)
     ("rank_gqa_3k", (1, 4, 2, 256, 3001, 128), "NHD", torch.float16, False, "random"),
+    # ... and with a causal mask, past SA_H_RANK_MIN_KV_CAUSAL keys (keys masked by position)
+    ("rank_causal_8k", (1, 4, 2, 120, 8200, 64), "NHD", torch.float16, True, "random"),
     # V's channel offsets over a long row: where P·V accumulates in O across the row (the
     # warp-specialized kernel), a column sum of same-sign terms, as a row sum is
     ("v_offset_16k", (1, 4, 4, 16384, 16384, 128), "HND", torch.float16, False, "v_offset"),

@@ -159,13 +159,16 @@ shift
 # packed inside each exponential form at D=64 (pe64: SA_HW_PACK_IN_EXP64=1). Measured: fie64 -1.0 %
 # at D=64 L=16K (h200-2d2ea69-round49.md); fie128 and pe64 built, not timed (the call's carry
 # limit).
-# Round 50: rank groups in causal calls too (landed: SA_H_RANK_WINDOW_CAUSAL=256, the row block
-# runs its diagonal's window whole and masks by each key's position) against per-token scales
-# there (causalpt: the default before it) and 128-key windows (cw128).
+# Round 50: rank groups in causal calls too (in 256-key windows; the row block runs its
+# diagonal's window whole and masks by each key's position) against per-token scales there and
+# 128-key windows: h200-4a240df-round50.md (the switch then, SA_H_RANK_WINDOW_CAUSAL, gone since).
+# Round 50b: one window of 256 keys for every call, whose rows the rank kernel holds in shared
+# memory (landed: causal calls ranked from SA_H_RANK_MIN_KV_CAUSAL = 8192 keys) against causal
+# calls ranked from 4096 keys (causal4k), and round 50's landed library (1024-key windows without
+# a mask, the rank kernel reading K twice) timed beside them.
 all_variants=(
     "landed|"
-    "causalpt|-DSA_H_RANK_WINDOW_CAUSAL=0"
-    "cw128|-DSA_H_RANK_WINDOW_CAUSAL=128"
+    "causal4k|-DSA_H_RANK_MIN_KV_CAUSAL=4096"
     "pertoken|-DSA_H_RANK_GROUPS=0"
     "fie64|-DSA_HW_FOLD_IN_EXP64=1"
     "fie128|-DSA_HW_FOLD_IN_EXP128=1"

@@ -175,15 +175,15 @@ static void permute_rows(void *base, size_t row_bytes, const int *order, int n,
     }
 }
 
-/* The window of a call's rank groups: the config's choice (k_rank_window, or with a causal mask
- * k_rank_window_causal), in calls of k_rank_min_kv keys or more; 0: per-token scales (as the
- * kernels: sa_rank_groups). */
+/* The window of a call's rank groups: the config's (k_rank_window), in calls of k_rank_min_kv
+ * keys or more (with a causal mask k_rank_min_kv_causal); 0: per-token scales (as the kernels:
+ * sa_rank_groups). */
 static int rank_window(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
-    if (cfg->mode == SAGEATTN_MODE_FP16 || cfg->k_lane_groups != 2 ||
-        p->kv_len < cfg->k_rank_min_kv)
+    const int min_kv = p->causal ? cfg->k_rank_min_kv_causal : cfg->k_rank_min_kv;
+    if (cfg->mode == SAGEATTN_MODE_FP16 || cfg->k_lane_groups != 2 || p->kv_len < min_kv)
         return 0;
-    return p->causal ? cfg->k_rank_window_causal : cfg->k_rank_window;
+    return cfg->k_rank_window;
 }
 
 /* One (batch, kv head): the key and value operands as the main loop sees them. */
@@ -487,9 +487,7 @@ int sa_ref_attention(const sageattn_params *p, const struct sa_ref_config *cfg)
 {
     if (!params_ok(p) || !cfg || cfg->k_tile <= 0 || cfg->q_quant_rows <= 0 ||
         cfg->k_quant_rows <= 0 ||
-        (cfg->k_lane_groups == 2 &&
-         (cfg->k_rank_window <= 0 || cfg->k_rank_window % SA_CTA_K ||
-          cfg->k_rank_window_causal < 0 || cfg->k_rank_window_causal % SA_CTA_K)))
+        (cfg->k_lane_groups == 2 && (cfg->k_rank_window <= 0 || cfg->k_rank_window % SA_CTA_K)))
         return -1;
     int dp = p->head_dim <= 64 ? 64 : 128;
     int group = p->num_q_heads / p->num_kv_heads;

@@ -29,10 +29,10 @@ struct sa_ref_config {
     int k_quant_rows;   /* the same for K */
     int k_lane_groups;  /* 1: K scales per 64-key tile and lane quad instead (the kernels' lane
                            quads without ranks: a study); 2: rank groups (SA_H_RANK_GROUPS) in
-                           windows of k_rank_window keys (a multiple of 64; k_rank_window_causal
-                           in calls with a causal mask, 0: those per token), in calls of
-                           k_rank_min_kv keys or more (the others per token, as the kernels) */
-    int k_rank_window, k_rank_window_causal, k_rank_min_kv;
+                           windows of k_rank_window keys (a multiple of 64), in calls of
+                           k_rank_min_kv keys or more (with a causal mask k_rank_min_kv_causal;
+                           the others per token, as the kernels) */
+    int k_rank_window, k_rank_min_kv, k_rank_min_kv_causal;
     int smooth_k; /* subtract K's mean over the sequence before quantizing */
     /* fp8 modes: subtract V's mean before quantizing and add it to O (the scale maps the absmax
      * of V less its mean to fp8_v_scale_max), at the shapes where the kernels do (sa_smooth_v) */

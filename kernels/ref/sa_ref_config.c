@@ -14,8 +14,8 @@ void sa_ref_config_default(struct sa_ref_config *cfg, sageattn_mode mode)
     /* rank groups from SA_H_RANK_MIN_KV keys (sa_rank_groups; the reference asks the call) */
     cfg->k_lane_groups = mode == SAGEATTN_MODE_INT8_FP8_WGMMA && SA_H_RANK_GROUPS ? 2 : 0;
     cfg->k_rank_window = SA_H_RANK_WINDOW;
-    cfg->k_rank_window_causal = SA_H_RANK_WINDOW_CAUSAL;
     cfg->k_rank_min_kv = SA_H_RANK_MIN_KV;
+    cfg->k_rank_min_kv_causal = SA_H_RANK_MIN_KV_CAUSAL;
     cfg->smooth_k = 1;
     cfg->smooth_v = mode == SAGEATTN_MODE_INT8_FP8_WGMMA;
     cfg->fold_log2e = 1;

@@ -40,65 +40,61 @@
  * and the device code both use it). */
 #define SA_KMEAN_COUNT(lkv) (((lkv) + SA_KMEAN_STRIDE - 1 - SA_KMEAN_PHASE) / SA_KMEAN_STRIDE)
 #define SA_K_QUANT_ROWS 1
-/* int8-fp8-wgmma without a causal mask: K scales per rank group. Each thread of the attention
- * kernels holds, in its S columns, SA_H_KGROUP_KEYS keys of a 64-key tile (its lane quad's:
- * position % 8 in {2 tq, 2 tq + 1}); when those keys share one scale, the thread dequantizes its
- * 32 scores with one factor per row folded into the exponent's FFMA instead of one FFMA per
- * score. Sharing the largest key's scale with its fixed neighbours loses accuracy (q-x10 L1024
- * d128 cos 0.998976 against the self-test's floor 0.999, bench/results/
- * h200-d1d9d37-round48.md); so the pre-pass permutes the keys: in each window of SA_H_RANK_WINDOW
- * keys they are ranked by the absmax of their smoothed channels (largest first, ties by
- * position) and each lane quad's keys are 16 adjacent ranks (sa_rank_slot), with one scale for
- * them. Without a causal mask attention does not depend on the keys' order, so K and V permuted
- * alike give the same output; keys past the sequence stay there. Measured on the H200 (round 48,
+/* int8-fp8-wgmma: K scales per rank group. Each thread of the attention kernels holds, in its S
+ * columns, SA_H_KGROUP_KEYS keys of a 64-key tile (its lane quad's: position % 8 in {2 tq,
+ * 2 tq + 1}); when those keys share one scale, the thread dequantizes its 32 scores with one
+ * factor per row folded into the exponent's FFMA instead of one FFMA per score. Sharing the
+ * largest key's scale with its fixed neighbours loses accuracy (q-x10 L1024 d128 cos 0.998976
+ * against the self-test's floor 0.999, bench/results/h200-d1d9d37-round48.md); so the pre-pass
+ * permutes the keys: in each window of SA_H_RANK_WINDOW keys they are ranked by the absmax of
+ * their smoothed channels (largest first, ties by position) and each lane quad's keys are 16
+ * adjacent ranks (sa_rank_slot), with one scale for them. Without a causal mask attention does
+ * not depend on the keys' order, so K and V permuted alike give the same output; keys past the
+ * sequence stay there. With one, a key may have moved anywhere in its window: a row block runs
+ * its last key's window whole and masks each key by its position, which the tile's record
+ * carries (SA_H_KG_RECORD_BYTES). Measured on the H200 (round 48,
  * bench/results/h200-dfec327-rankgroups48-w1024-more.json, K and V permuted outside the lane-quad
  * kernel): q-x10 D=128 cos 0.999103 against 0.999129 per token and 0.998990 without the ranks,
  * random inputs equal or better; and the lane-quad kernel's speed +9.9 % at D=128 L=16K, +11.8 %
- * at D=64 (h200-d1d9d37-round48.md). Calls with a causal mask rank within windows of
- * SA_H_RANK_WINDOW_CAUSAL keys: a key's window is the span its position may have moved in, so a
- * row block runs its last key's window whole and masks each key by its position, which the
- * tile's record carries (SA_H_KG_RECORD_BYTES). Calls shorter than SA_H_RANK_MIN_KV keep
- * per-token scales. 0: per-token scales everywhere, as before round 49. */
+ * at D=64 (h200-d1d9d37-round48.md). 0: per-token scales everywhere, as before round 49. */
 #ifndef SA_H_RANK_GROUPS
 #define SA_H_RANK_GROUPS 1
 #endif
 #define SA_H_KGROUP_KEYS 16
-#define SA_H_RANK_WINDOW 1024
-/* ... and with a causal mask (0: per-token scales there). Small, since a row block runs up to
- * the end of its diagonal's window; 256 keys keep the accuracy of 1024 in the C reference
- * (causal Q x10 L2048 D=128 cos 0.999188 against 0.999185 at 1024 and 0.999186 per token; 64
- * keys 0.999149, and Lq500 Lkv2500 0.999036 against 0.999139 per token). A power of two, at
- * most 256 (the records' position bytes), dividing SA_H_RANK_WINDOW. */
-#ifndef SA_H_RANK_WINDOW_CAUSAL
-#define SA_H_RANK_WINDOW_CAUSAL 256
-#endif
-#if SA_H_RANK_WINDOW_CAUSAL &&                                                                     \
-    (SA_H_RANK_WINDOW_CAUSAL > 256 || SA_H_RANK_WINDOW % SA_H_RANK_WINDOW_CAUSAL ||                \
-     SA_H_RANK_WINDOW_CAUSAL % 64 || (SA_H_RANK_WINDOW_CAUSAL & (SA_H_RANK_WINDOW_CAUSAL - 1)))
-#error "SA_H_RANK_WINDOW_CAUSAL: a power of two of 64..256 dividing SA_H_RANK_WINDOW"
+/* Keys of a rank window: 256 keep the accuracy of 1024 in the C reference (within the spread
+ * over seeds, kernels/tests/test_sa_ref.c's cases: causal Q x10 L2048 D=128 cos 0.999188
+ * against 0.999185 at 1024 and 0.999186 per token; Q x10 Lkv4096 D=128 rel-L1 0.0386 against
+ * 0.0381 and 0.0387 per token, Lkv2500 0.0355 against 0.0357; 64 keys fall behind: causal Lq500
+ * Lkv2500 cos 0.999036 against 0.999139 per token), bound the extra keys a causal row block
+ * runs, and let the rank kernel hold a window's K rows in shared memory (64 KB at D=128). A
+ * power of two of 64..256 (the records' position bytes). */
+#define SA_H_RANK_WINDOW 256
+#if SA_H_RANK_WINDOW > 256 || SA_H_RANK_WINDOW < 64 || (SA_H_RANK_WINDOW & (SA_H_RANK_WINDOW - 1))
+#error "SA_H_RANK_WINDOW: a power of two of 64..256"
 #endif
 /* Each 64-key tile's record of rank-group K in the workspace's kscale part: its four lane
- * quads' scales (floats), then each position's key index modulo 256 (bytes, at
- * sa_kg_pos_byte(position)), from which a causal mask takes the key's position in its window. */
+ * quads' scales (floats), then for each position the offset of its key in their window (bytes,
+ * at sa_kg_pos_byte(position)), from which a causal mask takes the key's position. */
 #define SA_H_KG_RECORD_BYTES 80
 #define SA_H_KG_POS_OFFSET 16
-/* ... in calls of this many keys or more: the rank step reads K once more and sorts (0.124 ms
- * at D=128 and 524K keys, 0.075 at D=64, H200). Whole calls against per-token scales, round 49
- * (bench/results/h200-2d2ea69-round49.md, in turn with SDPA): D=128 1K keys -2.0 %, 2K +3.5 %,
- * 4K +6.1 %, 16K +8.7 %; D=64 -4.3 %, +0.8 %, +11.7 %, +10.0 %. */
+/* ... in calls of this many keys or more (a causal mask: SA_H_RANK_MIN_KV_CAUSAL, where the
+ * attention kernel's time is half and the rank step's the same): the rank step reads K once
+ * more and sorts. Whole calls against per-token scales, round 49 (bench/results/
+ * h200-2d2ea69-round49.md, in turn with SDPA): D=128 1K keys -2.0 %, 2K +3.5 %, 4K +6.1 %, 16K
+ * +8.7 %; D=64 -4.3 %, +0.8 %, +11.7 %, +10.0 %; causal, round 50 (h200-4a240df-round50.md):
+ * D=128 2K -5.2 %, 4K -1.8 %, 16K +5.3 % (sequentially +6.6 %), D=64 2K -12 %, 4K +0.7 %,
+ * 16K +8.2 % (+11 %). */
 #ifndef SA_H_RANK_MIN_KV
 #define SA_H_RANK_MIN_KV 2048
+#endif
+#ifndef SA_H_RANK_MIN_KV_CAUSAL
+#define SA_H_RANK_MIN_KV_CAUSAL 8192
 #endif
 /* Whether a call's K takes rank groups (above); the pre-pass and the kernel's choice both ask. */
 static inline int sa_rank_groups(sageattn_mode m, int causal, int lkv)
 {
     return SA_H_RANK_GROUPS && m == SAGEATTN_MODE_INT8_FP8_WGMMA &&
-           (!causal || SA_H_RANK_WINDOW_CAUSAL > 0) && lkv >= SA_H_RANK_MIN_KV;
-}
-/* Keys of one rank window of such a call. */
-static inline int sa_rank_window(int causal)
-{
-    return causal ? SA_H_RANK_WINDOW_CAUSAL : SA_H_RANK_WINDOW;
+           lkv >= (causal ? SA_H_RANK_MIN_KV_CAUSAL : SA_H_RANK_MIN_KV);
 }
 #ifdef __CUDACC__
 #define SA_HOST_DEVICE __host__ __device__

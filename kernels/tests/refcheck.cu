@@ -30,15 +30,15 @@ static const struct sa_case cases[] = {
     {"k-offset L1024 d128", 1, 2, 2, 256, 1024, 128, 0, 0, F16, SA_INPUT_K_OFFSET, 5},
     {"q-x10 L1024 d64", 1, 2, 2, 256, 1024, 64, 0, 0, F16, SA_INPUT_Q_X10, 6},
     {"v-offset L1024 d128", 1, 2, 2, 256, 1024, 128, 0, 0, F16, SA_INPUT_V_OFFSET, 7},
-    /* int8-fp8-wgmma's rank groups (from SA_H_RANK_MIN_KV keys): partial last window and tile;
-     * GQA at D=64; with a causal mask (windows of SA_H_RANK_WINDOW_CAUSAL, keys masked by
-     * position) a partial last window, and rows before the first key (Lq > Lkv) */
+    /* int8-fp8-wgmma's rank groups (from SA_H_RANK_MIN_KV keys; SA_H_RANK_MIN_KV_CAUSAL with a
+     * causal mask, whose keys are masked by position): partial last window and tile; GQA at
+     * D=64; causal rows whose diagonal lies in the last windows */
     {"rank groups Lq128/Lkv4500 d128", 1, 2, 2, 128, 4500, 128, 0, 1, F16, SA_INPUT_RANDOM, 8},
     {"rank groups gqa q-x10 Lkv4096 d64", 1, 4, 2, 128, 4096, 64, 0, 0, B16, SA_INPUT_Q_X10, 9},
-    {"rank groups causal q-x10 L2500 d128", 1, 2, 2, 2500, 2500, 128, 1, 0, F16, SA_INPUT_Q_X10,
-     10},
-    {"rank groups causal gqa Lq2100/Lkv2048 d64", 1, 4, 2, 2100, 2048, 64, 1, 1, B16,
-     SA_INPUT_RANDOM, 11},
+    {"rank groups causal q-x10 Lq192/Lkv8300 d128", 1, 2, 2, 192, 8300, 128, 1, 0, F16,
+     SA_INPUT_Q_X10, 10},
+    {"rank groups causal gqa Lq300/Lkv8200 d64", 1, 4, 2, 300, 8200, 64, 1, 1, B16, SA_INPUT_RANDOM,
+     11},
 };
 
 /* Every mode, issue 9's P·V variants included: the reference emulates their FP16 in-tile

@@ -159,13 +159,12 @@ static void test_lane_groups(void)
     struct sa_ref_config cfg;
     sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
     CHECK(cfg.k_lane_groups == (SA_H_RANK_GROUPS ? 2 : 0) &&
-              cfg.k_rank_window == SA_H_RANK_WINDOW &&
-              cfg.k_rank_window_causal == SA_H_RANK_WINDOW_CAUSAL &&
-              cfg.k_rank_min_kv == SA_H_RANK_MIN_KV,
-          "reference K groups %d window %d (causal %d) from %d keys, kernels' rank groups %d "
-          "window %d (causal %d) from %d keys",
-          cfg.k_lane_groups, cfg.k_rank_window, cfg.k_rank_window_causal, cfg.k_rank_min_kv,
-          SA_H_RANK_GROUPS, SA_H_RANK_WINDOW, SA_H_RANK_WINDOW_CAUSAL, SA_H_RANK_MIN_KV);
+              cfg.k_rank_window == SA_H_RANK_WINDOW && cfg.k_rank_min_kv == SA_H_RANK_MIN_KV &&
+              cfg.k_rank_min_kv_causal == SA_H_RANK_MIN_KV_CAUSAL,
+          "reference K groups %d window %d from %d keys (causal %d), kernels' rank groups %d "
+          "window %d from %d keys (causal %d)",
+          cfg.k_lane_groups, cfg.k_rank_window, cfg.k_rank_min_kv, cfg.k_rank_min_kv_causal,
+          SA_H_RANK_GROUPS, SA_H_RANK_WINDOW, SA_H_RANK_MIN_KV, SA_H_RANK_MIN_KV_CAUSAL);
     for (size_t i = 0; i < sizeof random_cases / sizeof random_cases[0]; i++) {
         if (skip_case(&random_cases[i]) || random_cases[i].lkv > 4096)
             continue;
@@ -192,16 +191,17 @@ static void test_lane_groups(void)
  * Groups of SA_H_KGROUP_KEYS keys share one K scale, which takes the dequantization out of the
  * wgmma kernel's key loop: measured on the H200 with the lane quads' fixed groups +9.9 % at
  * D=128 L=16K, +11.8 % at D=64 (bench/results/h200-d1d9d37-round48.md), but those groups fail
- * the self-test's q-x10 floor. Keys ranked by absmax within windows of 1024 keys, each group
- * SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token one does.
- * Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the rank groups
- * keep the per-token figures (cos within 5e-5, the spread of either over seeds), the position
- * groups do not; a sequence of partial windows and a partial last tile (Lkv 2500) too. With a
- * causal mask the keys rank within windows of SA_H_RANK_WINDOW_CAUSAL and each is masked by the
- * position it came from: the same bar against per token (a key seen from the wrong side of the
- * diagonal would move the output far from the exact one), rows before the first key still 0
- * with LSE -inf (Lq 2100, Lkv 2048). The default config follows the kernels: a call shorter than
- * SA_H_RANK_MIN_KV keeps per-token scales, the same numbers as k_lane_groups 0. */
+ * the self-test's q-x10 floor. Keys ranked by absmax within windows of SA_H_RANK_WINDOW keys,
+ * each group SA_H_KGROUP_KEYS adjacent ranks: the scale then fits each key nearly as a per-token
+ * one does. Q x10 (every logit, and K's rounding error in it, times 10) and random inputs: the
+ * rank groups keep the per-token figures (cos within 5e-5, the spread of either over seeds),
+ * the position groups do not; a sequence of partial windows and a partial last tile (Lkv 2500)
+ * too. With a causal mask each key is masked by the position it came from: the same bar (a key
+ * seen from the wrong side of the diagonal would move the output far from the exact one), and
+ * rows before the first key stay 0 with LSE -inf (Lq 2100, Lkv 2048). The default config follows
+ * the kernels: rank groups from SA_H_RANK_MIN_KV keys (SA_H_RANK_MIN_KV_CAUSAL with a causal
+ * mask), the same numbers as the study's config there; per-token scales below, the same numbers
+ * as k_lane_groups 0. */
 static void test_rank_groups(void)
 {
     printf("int8-fp8-wgmma, K groups by position and by magnitude rank:\n");
@@ -213,61 +213,47 @@ static void test_rank_groups(void)
         {"causal Q x10 Lq1024 Lkv1024", 1, 2, 2, 1024, 1024, 128, 1, 0, F16, SA_INPUT_Q_X10, 34},
         {"causal Q x10 Lq500 Lkv2500", 1, 2, 2, 500, 2500, 128, 1, 0, F16, SA_INPUT_Q_X10, 38},
         {"causal random Lq2100 Lkv2048", 1, 2, 1, 2100, 2048, 64, 1, 1, F16, SA_INPUT_RANDOM, 36},
+        {"causal Q x10 Lq256 Lkv8200", 1, 2, 2, 256, 8200, 64, 1, 0, F16, SA_INPUT_Q_X10, 39},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (skip_case(&cases[i]))
             continue;
+        const char *n = cases[i].name;
         struct sa_tensors t;
         prepare(&cases[i], &t);
         struct sa_ref_config cfg;
         sa_ref_config_default(&cfg, SAGEATTN_MODE_INT8_FP8_WGMMA);
         struct result by_default = evaluate(&t, &cfg);
+        cfg.k_lane_groups = 2;
+        cfg.k_rank_min_kv = cfg.k_rank_min_kv_causal = 0; /* at any length, for the study */
+        struct result by_rank = evaluate(&t, &cfg);
+        print_result("groups by rank", cfg.mode, &by_rank);
         cfg.k_lane_groups = 0;
         struct result per_token = evaluate(&t, &cfg);
         print_result("per token", cfg.mode, &per_token);
-        const char *n = cases[i].name;
-        if (cases[i].lkv < SA_H_RANK_MIN_KV ||
-            (cases[i].causal && !SA_H_RANK_WINDOW_CAUSAL)) /* the kernels' rule */
-            CHECK(by_default.m.rel_l1 == per_token.m.rel_l1 && by_default.m.cos == per_token.m.cos,
-                  "%s: the default config forms rank groups (rel-L1 %.6f against per token %.6f)",
-                  n, by_default.m.rel_l1, per_token.m.rel_l1);
-        if (cases[i].causal) {
-            cfg.k_lane_groups = 2;
-            cfg.k_rank_window_causal = SA_H_RANK_WINDOW_CAUSAL ? SA_H_RANK_WINDOW_CAUSAL : 256;
-            cfg.k_rank_min_kv = 0;
-            struct result by_rank = evaluate(&t, &cfg);
-            print_result("groups by rank, causal", cfg.mode, &by_rank);
-            CHECK(by_rank.m.nonfinite == 0 && by_rank.lse_inf_ok, "%s: non-finite output", n);
-            CHECK(by_rank.m.cos >= per_token.m.cos - 5e-5,
-                  "%s: causal rank groups cos %.7f, per token %.7f", n, by_rank.m.cos,
-                  per_token.m.cos);
-            CHECK(by_rank.m.rel_l1 <= 1.02 * per_token.m.rel_l1,
-                  "%s: causal rank groups rel-L1 %.5f, per token %.5f", n, by_rank.m.rel_l1,
-                  per_token.m.rel_l1);
-            CHECK(by_rank.m.rel_l1 != per_token.m.rel_l1, "%s: rank groups change nothing", n);
-            sa_tensors_free(&t);
-            continue;
-        }
-        cfg.k_lane_groups = 1;
-        struct result by_lane = evaluate(&t, &cfg);
-        print_result("groups by lane quad", cfg.mode, &by_lane);
-        cfg.k_lane_groups = 2;
-        cfg.k_rank_window = 1024;
-        cfg.k_rank_min_kv = 0; /* at any length, for the study */
-        struct result by_rank = evaluate(&t, &cfg);
-        print_result("groups by rank, 1024", cfg.mode, &by_rank);
-        CHECK(by_rank.m.nonfinite == 0, "%s: non-finite output", n);
+        const int ranked =
+            SA_H_RANK_GROUPS &&
+            cases[i].lkv >= (cases[i].causal ? SA_H_RANK_MIN_KV_CAUSAL : SA_H_RANK_MIN_KV);
+        const struct result *want = ranked ? &by_rank : &per_token; /* the kernels' rule */
+        CHECK(by_default.m.rel_l1 == want->m.rel_l1 && by_default.m.cos == want->m.cos,
+              "%s: the default config's K (rel-L1 %.6f) is not %s (%.6f)", n, by_default.m.rel_l1,
+              ranked ? "by rank" : "per token", want->m.rel_l1);
+        CHECK(by_rank.m.nonfinite == 0 && by_rank.lse_inf_ok, "%s: non-finite output", n);
         CHECK(by_rank.m.cos >= per_token.m.cos - 5e-5, "%s: rank groups cos %.7f, per token %.7f",
               n, by_rank.m.cos, per_token.m.cos);
         CHECK(by_rank.m.rel_l1 <= 1.02 * per_token.m.rel_l1,
               "%s: rank groups rel-L1 %.5f, per token %.5f", n, by_rank.m.rel_l1,
               per_token.m.rel_l1);
         CHECK(by_rank.m.rel_l1 != per_token.m.rel_l1, "%s: rank groups change nothing", n);
-        if (cases[i].kind == SA_INPUT_Q_X10 && cases[i].lkv == 4096)
+        if (!cases[i].causal && cases[i].kind == SA_INPUT_Q_X10 && cases[i].lkv == 4096) {
+            cfg.k_lane_groups = 1;
+            struct result by_lane = evaluate(&t, &cfg);
+            print_result("groups by lane quad", cfg.mode, &by_lane);
             CHECK(by_lane.m.cos < by_rank.m.cos - 5e-5 &&
                       by_lane.m.rel_l1 > 1.03 * by_rank.m.rel_l1,
                   "%s: lane groups cos %.7f rel-L1 %.5f, rank groups %.7f %.5f", n, by_lane.m.cos,
                   by_lane.m.rel_l1, by_rank.m.cos, by_rank.m.rel_l1);
+        }
         sa_tensors_free(&t);
     }
 }

@@ -58,12 +58,12 @@ template <bool KG> __host__ __device__ constexpr int sa_h_ks_bytes()
 static_assert(SA_H_KG_RECORD_BYTES % 16 == 0 && SA_H_KG_RECORD_BYTES <= SA_CTA_K * 4,
               "a record is a bulk copy's whole 16-byte units, within a tile's per-key bytes");
 
-/* Causal masks. The last key a 64-key tile at k0 may hold: its own, or with KG (a causal call's
- * keys ranked within windows of SA_H_RANK_WINDOW_CAUSAL) its window's. */
+/* Causal masks. The last key a 64-key tile at k0 may hold: its own, or with KG (keys ranked
+ * within windows of SA_H_RANK_WINDOW) its window's. */
 template <bool KG> __device__ __forceinline__ int sa_h_tile_last_key(int k0)
 {
-    if constexpr (KG && SA_H_RANK_WINDOW_CAUSAL)
-        return (k0 | (SA_H_RANK_WINDOW_CAUSAL - 1));
+    if constexpr (KG)
+        return k0 | (SA_H_RANK_WINDOW - 1);
     else
         return k0 + SA_CTA_K - 1;
 }
@@ -71,8 +71,7 @@ template <bool KG> __device__ __forceinline__ int sa_h_tile_last_key(int k0)
  * or with KG to the end of its window (the key may have moved anywhere in it). */
 template <bool KG> __device__ __forceinline__ int sa_h_causal_tiles(int last_key, int n_all)
 {
-    const int last =
-        KG && SA_H_RANK_WINDOW_CAUSAL ? last_key | (SA_H_RANK_WINDOW_CAUSAL - 1) : last_key;
+    const int last = KG ? last_key | (SA_H_RANK_WINDOW - 1) : last_key;
     return last_key < 0 ? 0 : min(n_all, last / SA_CTA_K + 1);
 }
 
@@ -458,13 +457,11 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
             }
         }
     if (need_mask) {
-        /* KG: a column's key is the one at its position in the causal window (the tile record's
-         * bytes, sa_kg_pos_byte: this lane quad's 16 together; valid in every call), compared
-         * as an offset in that window; the length mask stays by position (keys past the
-         * sequence keep theirs) */
-        constexpr bool BY_POS = KG && SA_H_RANK_WINDOW_CAUSAL;
+        /* KG: a column's key is the one at its position in its rank window, whose offset there
+         * the tile record holds (sa_kg_pos_byte: this lane quad's 16 together); the length mask
+         * stays by position (keys past the sequence keep theirs) */
         const unsigned char *pos = (const unsigned char *)ks[0] + SA_H_KG_POS_OFFSET + 16 * tq;
-        const int base = k0 & -SA_H_RANK_WINDOW_CAUSAL;
+        const int base = k0 & -SA_H_RANK_WINDOW;
 #pragma unroll
         for (int w = 0; w < W; ++w)
 #pragma unroll
@@ -474,7 +471,7 @@ sa_h_softmax_w(const int32_t (&acc)[W][32], uint32_t (&pa)[2 * W][4], float alph
                     const int at = k0 + w * SA_CTA_K + nt * 8 + 2 * tq + (e & 1);
                     const int row = r.row0 + 8 * (e >> 1);
                     const bool after =
-                        BY_POS ? pos[nt * 2 + (e & 1)] > row + diag - base : at > row + diag;
+                        KG ? pos[nt * 2 + (e & 1)] > row + diag - base : at > row + diag;
                     if (w >= n_live || at >= a.lkv || (a.causal && after))
                         t[w * 32 + nt * 4 + e] = -INFINITY;
                 }

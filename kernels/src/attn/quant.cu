@@ -545,39 +545,41 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
                     q_bh);
 }
 
-/* Threads of one rank-group block (sa_krank_kernel): two keys of the window each, one
- * compare-and-exchange of the sort per step. */
-#define SA_KRANK_THREADS (SA_H_RANK_WINDOW / 2)
-/* Passes of rows whose loads one thread of that block issues together. */
-#define SA_KRANK_BATCH 4
+/* Threads of one rank-group block (sa_krank_kernel): a key of the window each (half of them
+ * one compare-and-exchange of the sort per step). */
+#define SA_KRANK_THREADS SA_H_RANK_WINDOW
+/* Its dynamic shared memory: the window's K rows, whole. */
+template <int DP> constexpr int sa_krank_smem()
+{
+    return SA_H_RANK_WINDOW * DP * 2;
+}
 
-/* int8-fp8-wgmma's K by rank groups (sa_internal.h), one block per SA_H_RANK_WINDOW keys of one
- * kv head, ranked within windows of `window` keys (sa_rank_window: the block's, or with a causal
- * mask each of its SA_H_RANK_WINDOW_CAUSAL-key windows):
- * 1. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block), kept as
+/* int8-fp8-wgmma's K by rank groups (sa_internal.h), one block per window of SA_H_RANK_WINDOW
+ * keys of one kv head:
+ * 1. the window's rows copied into shared memory (cp.async; zeros past the sequence and past d),
+ *    so that K is read from memory once (round 50's ncu: reading the rows twice, the second time
+ *    after the sort, took 259 MB of DRAM reads for 134 MB of K at D=128 L=16K, 23 % L2 hits);
+ * 2. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block), kept as
  *    a 64-bit sort key: the absmax's bits (non-negative floats order as integers) above the key's
- *    position reversed, so that a descending bitonic sort ranks by absmax, ties by position; keys
- *    past the sequence sort last (0); the sort's network stops at the window's size, every
- *    window descending;
- * 2. the key of rank r of a window goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys
- *    of that tile): perm[position] = key (the sequence's index, for V's conversion), and its
- *    group's absmax is the largest of the group's keys;
- * 3. K's positions quantized with their groups' scales, in core-matrix order (the block reads its
- *    keys a second time, mostly from L2); positions past the sequence as zeros. One record per
- *    tile (k.scale, SA_H_KG_RECORD_BYTES, sa_internal.h): the four groups' scales (a group
- *    without a key gets 1 / 127, as the row quantizer's zero rows), then each position's key
- *    modulo 256 (a position past the sequence its own index).
- * The loads of SA_KRANK_BATCH passes are issued together: a block's passes wait on memory, not
- * on arithmetic. */
+ *    position reversed, so that one descending bitonic sort ranks by absmax, ties by position;
+ *    keys past the sequence sort last (0);
+ * 3. the key of rank r goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys of that
+ *    tile): perm[position] = key (the sequence's index, for V's conversion), and its group's
+ *    absmax is the largest of the group's keys;
+ * 4. K's positions quantized with their groups' scales from the shared rows, in core-matrix
+ *    order; positions past the sequence as zeros. One record per tile (k.scale,
+ *    SA_H_KG_RECORD_BYTES, sa_internal.h): the four groups' scales (a group without a key gets
+ *    1 / 127, as the row quantizer's zero rows), then each position's key's offset in the window
+ *    (a position past the sequence its own). */
 template <bool BF16, int DP>
-__global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
-    sa_krank_kernel(const sa_rowquant_args k, int *perm, int window)
+__global__ void __launch_bounds__(SA_KRANK_THREADS)
+    sa_krank_kernel(const sa_rowquant_args k, int *perm)
 {
     sa_pdl_enter();
     constexpr int N = SA_H_RANK_WINDOW, TPR = DP / 8, RPP = SA_KRANK_THREADS / TPR;
-    constexpr int TILES = N / SA_CTA_K, BATCH = SA_KRANK_BATCH;
-    static_assert((N & (N - 1)) == 0 && N % SA_CTA_K == 0 && N % (RPP * BATCH) == 0,
-                  "a power of two, whole tiles, whole batches of passes");
+    constexpr int TILES = N / SA_CTA_K;
+    static_assert(N % RPP == 0 && N % SA_CTA_K == 0, "whole passes, whole tiles");
+    extern __shared__ __align__(16) unsigned char rows[]; /* [N][DP] fp16/bf16 bits */
     __shared__ unsigned long long sort_key[N];
     __shared__ int slot_key[N];                /* the key (window index) at each position */
     __shared__ unsigned group_amax[TILES * 4]; /* bits, as sort_key's */
@@ -585,21 +587,23 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
     const int b = bh / k.heads, h = bh % k.heads, c0 = (tid % TPR) * 8;
     const int n = min(N, k.rows - w0);             /* keys of the sequence in the window */
     const int positions = min(N, k.rows_pad - w0); /* whole tiles */
+    const int bytes = min(16, max(0, (k.d - c0) * 2));
+    auto row_at = [&](int r) { return rows + ((size_t)r * DP + c0) * 2; };
+#pragma unroll 4
+    for (int r = tid / TPR; r < N; r += RPP) {
+        const bool live = r < n && bytes > 0;
+        sa_cp_async16((uint32_t)__cvta_generic_to_shared(row_at(r)),
+                      live ? sa_row_ptr(k.src, b, h, w0 + r) + c0 * 2 : k.src.base,
+                      live ? bytes : 0);
+    }
+    sa_cp_async_commit();
     float mean[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
         mean[i] = c0 + i < k.d ? k.sub_mean[(size_t)bh * DP + c0 + i] : 0.0f;
-    /* channels c0.. of the keys key_at(row) of this thread's rows of BATCH passes from row0 (a
-     * key < 0: none, zeros) as raw bits, then smoothed floats */
-    auto load_batch = [&](int row0, auto key_at, int(&key)[BATCH], uint4(&u)[BATCH]) {
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            key[j] = key_at(row0 + j * RPP + tid / TPR);
-            u[j] = key[j] >= 0 ? sa_load8_bits<false>(sa_row_ptr(k.src, b, h, w0 + key[j]), c0, k.d)
-                               : make_uint4(0, 0, 0, 0);
-        }
-    };
-    auto smoothed = [&](const uint4 &u, bool live, float(&x)[8]) {
+    /* channels c0.. of shared row r (raw bits), smoothed */
+    auto smoothed = [&](int r, bool live, float(&x)[8]) {
+        const uint4 u = *(const uint4 *)row_at(r);
         const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
@@ -609,80 +613,61 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
     };
     if (tid < TILES * 4)
         group_amax[tid] = 0u;
-#pragma unroll 1
-    for (int r0 = 0; r0 < N; r0 += RPP * BATCH) {
-        int key[BATCH];
-        uint4 u[BATCH];
-        load_batch(
-            r0, [&](int r) { return r < n ? r : -1; }, key, u);
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            float x[8];
-            smoothed(u[j], key[j] >= 0, x);
-            const float amax = sa_row_absmax8<TPR>(x);
-            const int r = r0 + j * RPP + tid / TPR;
-            if (tid % TPR == 0)
-                sort_key[r] = key[j] >= 0 ? (unsigned long long)__float_as_uint(amax) << 32 |
-                                                (unsigned)(N - r)
-                                          : 0ull;
-        }
+    sa_cp_async_wait<0>();
+    __syncthreads();
+#pragma unroll 4
+    for (int r = tid / TPR; r < N; r += RPP) {
+        float x[8];
+        smoothed(r, r < n, x);
+        const float amax = sa_row_absmax8<TPR>(x);
+        if (tid % TPR == 0)
+            sort_key[r] =
+                r < n ? (unsigned long long)__float_as_uint(amax) << 32 | (unsigned)(N - r) : 0ull;
     }
     __syncthreads();
-    /* descending bitonic sort of each window: each step, thread t exchanges the pair (i, i + j),
-     * i being t with a zero bit inserted at j; a merge of len keys runs descending where bit len
-     * of i is clear, which the last (len = window) makes every window's */
+    /* descending bitonic sort: each step, thread t < N / 2 exchanges the pair (i, i + j), i
+     * being t with a zero bit inserted at j */
 #pragma unroll 1
-    for (int len = 2; len <= window; len *= 2)
+    for (int len = 2; len <= N; len *= 2)
 #pragma unroll 1
         for (int j = len / 2; j > 0; j /= 2) {
-            const int i = 2 * tid - (tid & (j - 1)), o = i + j;
-            const unsigned long long x = sort_key[i], y = sort_key[o];
-            if ((i & len & (window - 1)) == 0 ? x < y : x > y) {
-                sort_key[i] = y;
-                sort_key[o] = x;
+            if (tid < N / 2) {
+                const int i = 2 * tid - (tid & (j - 1)), o = i + j;
+                const unsigned long long x = sort_key[i], y = sort_key[o];
+                if ((i & len) == 0 ? x < y : x > y) {
+                    sort_key[i] = y;
+                    sort_key[o] = x;
+                }
             }
             __syncthreads();
         }
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-        const int rank = tid + half * SA_KRANK_THREADS;
-        if (rank < n) {
-            const int t = rank / SA_CTA_K, m = min(SA_CTA_K, n - t * SA_CTA_K);
-            const int pos = t * SA_CTA_K + sa_rank_slot(rank % SA_CTA_K, m);
-            const unsigned long long sk = sort_key[rank];
-            const int j = N - (int)(unsigned)sk;
-            slot_key[pos] = j;
-            perm[(size_t)bh * k.rows_pad + w0 + pos] = w0 + j;
-            atomicMax(&group_amax[t * 4 + (pos % 8) / 2], (unsigned)(sk >> 32));
-        }
+    if (tid < n) {
+        const int rank = tid, t = rank / SA_CTA_K, m = min(SA_CTA_K, n - t * SA_CTA_K);
+        const int pos = t * SA_CTA_K + sa_rank_slot(rank % SA_CTA_K, m);
+        const unsigned long long sk = sort_key[rank];
+        const int j = N - (int)(unsigned)sk;
+        slot_key[pos] = j;
+        perm[(size_t)bh * k.rows_pad + w0 + pos] = w0 + j;
+        atomicMax(&group_amax[t * 4 + (pos % 8) / 2], (unsigned)(sk >> 32));
     }
     __syncthreads();
-#pragma unroll 1
-    for (int p0 = 0; p0 < positions; p0 += RPP * BATCH) {
-        int key[BATCH];
-        uint4 u[BATCH];
-        load_batch(
-            p0, [&](int p) { return p < n ? slot_key[p] : -1; }, key, u);
+#pragma unroll 4
+    for (int p = tid / TPR; p < positions; p += RPP) {
+        const int key = p < n ? slot_key[p] : 0;
+        float x[8];
+        smoothed(key, p < n, x);
+        float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
+        if (amax == 0.0f)
+            amax = 1.0f;
+        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
+        uint32_t w[2] = {0, 0};
 #pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            const int p = p0 + j * RPP + tid / TPR;
-            if (p >= positions)
-                break; /* passes past the window's tiles (warp-uniform: RPP rows a pass) */
-            float x[8];
-            smoothed(u[j], key[j] >= 0, x);
-            float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
-            if (amax == 0.0f)
-                amax = 1.0f;
-            const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-            uint32_t w[2] = {0, 0};
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[i], inv))));
-                w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
-            }
-            const size_t row = (size_t)bh * k.rows_pad + w0 + p;
-            *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
+        for (int i = 0; i < 8; ++i) {
+            const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[i], inv))));
+            w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
         }
+        const size_t row = (size_t)bh * k.rows_pad + w0 + p;
+        *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
     }
     /* the records, a word per thread: word e of tile t */
     constexpr int WORDS = SA_H_KG_RECORD_BYTES / 4, POS_WORD = SA_H_KG_POS_OFFSET / 4;
@@ -699,7 +684,7 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS, 2)
             for (int i = 0; i < 4; ++i) { /* byte bb = 16 g + 2 nt + x: position 8 nt + 2 g + x */
                 const int bb = 4 * (e - POS_WORD) + i;
                 const int p = t * SA_CTA_K + ((bb % 16) / 2) * 8 + 2 * (bb / 16) + bb % 2;
-                word |= (uint32_t)((p < n ? slot_key[p] : p) & 0xff) << (8 * i);
+                word |= (uint32_t)(p < n ? slot_key[p] : p) << (8 * i);
             }
         }
         const size_t rec = ((size_t)bh * (k.rows_pad / SA_CTA_K) + w0 / SA_CTA_K + t) * WORDS;
@@ -911,25 +896,30 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
  * Q (when the pre-pass does it) by rows; false (nothing launched) otherwise. Only libraries with
  * Hopper code hold the rank kernel. */
 template <bool BF16, int DP>
-static bool sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layout *w, char *ws,
-                            const sa_rowquant_args &q, const sa_rowquant_args &k, bool with_q,
-                            bool pdl, cudaStream_t stream)
+static cudaError_t sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layout *w,
+                                   char *ws, const sa_rowquant_args &q, const sa_rowquant_args &k,
+                                   bool with_q, bool pdl, cudaStream_t stream, bool *launched)
 {
+    *launched = false;
     if constexpr (SA_H_RANK_GROUPS && SA_WITH_HOPPER) {
         if (!w->rank_groups)
-            return false;
+            return cudaSuccess;
         constexpr int RPB = sa_rq_block_rows<DP>();
+        const auto kernel = sa_krank_kernel<BF16, DP>;
+        const cudaError_t e = sa_set_smem_once(p->ctx, (const void *)kernel, sa_krank_smem<DP>());
+        if (e != cudaSuccess)
+            return e;
         const int windows = (w->lk_pad + SA_H_RANK_WINDOW - 1) / SA_H_RANK_WINDOW;
-        sa_launch_k(pdl, sa_krank_kernel<BF16, DP>, dim3(windows, p->batch * p->hkv),
-                    SA_KRANK_THREADS, 0, stream, k, (int *)(ws + w->kperm),
-                    sa_rank_window(p->causal));
+        sa_launch_k(pdl, kernel, dim3(windows, p->batch * p->hkv), SA_KRANK_THREADS,
+                    sa_krank_smem<DP>(), stream, k, (int *)(ws + w->kperm));
         if (with_q)
             sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
                                          p->batch * p->hq, pdl, stream);
-        return true;
+        *launched = true;
+        return cudaSuccess;
     } else {
         (void)p, (void)w, (void)ws, (void)q, (void)k, (void)with_q, (void)pdl, (void)stream;
-        return false;
+        return cudaSuccess;
     }
 }
 
@@ -1006,7 +996,11 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.group = 1;
     /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
      * statistics). */
-    if (sa_krank_launch<BF16, DP>(p, w, ws, q, k, with_q, pdl, stream)) {
+    bool ranked = false;
+    const cudaError_t e = sa_krank_launch<BF16, DP>(p, w, ws, q, k, with_q, pdl, stream, &ranked);
+    if (e != cudaSuccess)
+        return e;
+    if (ranked) {
         /* K by rank groups, Q by rows if wanted */
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
         sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, pdl, stream);
