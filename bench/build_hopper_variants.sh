@@ -165,10 +165,12 @@ shift
 # Round 50b: one window of 256 keys for every call, whose rows the rank kernel holds in shared
 # memory (landed: causal calls ranked from SA_H_RANK_MIN_KV_CAUSAL = 8192 keys) against causal
 # calls ranked from 4096 keys (causal4k), and round 50's landed library (1024-key windows without
-# a mask, the rank kernel reading K twice) timed beside them.
+# a mask, the rank kernel reading K twice) timed beside them; and calls without a mask ranked
+# from 1024 keys (min1k; round 49 measured -2 % at D=128 L=1K with the old rank kernel).
 all_variants=(
     "landed|"
     "causal4k|-DSA_H_RANK_MIN_KV_CAUSAL=4096"
+    "min1k|-DSA_H_RANK_MIN_KV=1024"
     "pertoken|-DSA_H_RANK_GROUPS=0"
     "fie64|-DSA_HW_FOLD_IN_EXP64=1"
     "fie128|-DSA_HW_FOLD_IN_EXP128=1"

@@ -14,8 +14,9 @@
 #    protocol), L=16K, two passes;
 # 5. MORE (optional) in turn at L=16K.
 # Writes $OUT/{refcheck.txt,selftest-full.txt,profile.json,profile.log}, $OUT/{il,seq,more}.tgz.
-# Round 50 (causal rank groups) ran it without MORE:
-#   SEQ="causalpt landed" bash bench/device_round49.sh .gpu/rc50 .gpu/st50 .gpu/h50
+# LENS (default 1024,2048,4096,16384) sets step 3's lengths. Round 50 (causal rank groups) ran
+# it without MORE:
+#   SEQ="causalpt landed" bash bench/device_round49.sh .gpu/rc50c .gpu/st50 .gpu/h50
 set -o pipefail
 export PYTHONUNBUFFERED=1
 REFCHECK=${1:?usage: bash bench/device_round49.sh REFCHECK PRODUCT VARIANTS [MORE]}
@@ -27,7 +28,7 @@ mkdir -p "$OUT"
 T0=$SECONDS
 el() { echo "[$((SECONDS - T0))s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
-LD_LIBRARY_PATH=$REFCHECK:$PRODUCT/lib timeout 120 "$REFCHECK/sageattn-refcheck" >"$OUT/refcheck.txt" 2>&1
+LD_LIBRARY_PATH=$REFCHECK:$PRODUCT/lib timeout 240 "$REFCHECK/sageattn-refcheck" >"$OUT/refcheck.txt" 2>&1
 el "refcheck rc=$? ($(tail -n 1 "$OUT/refcheck.txt"))"
 grep -E "wgmma|FAIL" "$OUT/refcheck.txt"
 timeout 200 "$PRODUCT/bin/sageattn-selftest" --full >"$OUT/selftest-full.txt" 2>&1
@@ -39,7 +40,8 @@ timeout 120 python3 bench/bench.py --lib "$PRODUCT/lib/libsageattn.so" --modes i
     >"$OUT/profile.log" 2>&1
 el "profile rc=$?"
 grep '^profile' "$OUT/profile.log" | cut -c1-330
-OUT=$OUT/il BENCH_ARGS=--interleave bash bench/device_sweep.sh "$DIR" 1 1024,2048,4096,16384 128,64
+OUT=$OUT/il BENCH_ARGS=--interleave bash bench/device_sweep.sh "$DIR" 1 \
+    "${LENS:-1024,2048,4096,16384}" 128,64
 el "in turn done"
 SEQ=${SEQ:-"$(head -n 1 "$DIR/variants.txt" | cut -d'|' -f1) $(tail -n 1 "$DIR/variants.txt" | cut -d'|' -f1)"}
 mkdir -p /tmp/seqdir
