@@ -115,8 +115,8 @@ static void quantize_lane_groups(const float *x, int rows, int dp, int k_tile, i
  * the window, and the keys whose positions share a lane quad ((position % 8) / 2) share one
  * scale, as quantize_rows; order[position] = the key there. The kernels permute K and V so
  * (without a causal mask that leaves attention as it was, but not its rounding: the online
- * softmax meets the keys in that order), and so does the reference (permute_rows). rank:
- * scratch of rows entries. */
+ * softmax meets the keys in that order; with one, attend_row masks each key by the position it
+ * came from), and so does the reference (permute_rows). rank: scratch of rows entries. */
 struct key_rank {
     float amax;
     int row;
