@@ -545,8 +545,8 @@ static void sa_rowquant_launch(dim3 grid, const sa_rowquant_args &q, const sa_ro
                     q_bh);
 }
 
-/* Threads of one rank-group block (sa_krank_kernel): a key of the window each (half of them
- * one compare-and-exchange of the sort per step). */
+/* Threads of one rank-group block (sa_krank_kernel): one per key of the window (the sort's
+ * element; the copy, the absmax and the quantization take a row per DP / 8 threads). */
 #define SA_KRANK_THREADS SA_H_RANK_WINDOW
 /* Its dynamic shared memory: the window's K rows, whole. */
 template <int DP> constexpr int sa_krank_smem()
@@ -900,8 +900,8 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
 }
 
 /* A call with rank groups (sa_rank_groups, the workspace plan's choice): K by sa_krank_kernel,
- * Q (when the pre-pass does it) by rows; false (nothing launched) otherwise. Only libraries with
- * Hopper code hold the rank kernel. */
+ * Q (when the pre-pass does it) by rows, and *launched set; otherwise nothing launched. Only
+ * libraries with Hopper code hold the rank kernel. */
 template <bool BF16, int DP>
 static cudaError_t sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layout *w,
                                    char *ws, const sa_rowquant_args &q, const sa_rowquant_args &k,
