@@ -385,6 +385,25 @@ template <int TPR> __device__ __forceinline__ float sa_row_absmax8(const float (
     return amax;
 }
 
+/* Eight channels x of a row (|x| <= amax) as int8 bytes by inv = RN(127 / amax): each
+ * RN(x inv) rounded to nearest even, in order (x[0] in the low byte). sa_rint_byte's FADD form
+ * where inv is finite; F2I and a clamp where it is not (amax < 127 / FLT_MAX, bf16 only). */
+__device__ __forceinline__ uint2 sa_quant8(const float (&x)[8], float inv)
+{
+    uint32_t q[8];
+    if (inv != __int_as_float(0x7f800000)) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            q[k] = sa_rint_byte(__fmul_rn(x[k], inv));
+    } else { /* x * inv is +-inf or NaN */
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            q[k] = (uint32_t)max(-127, min(127, __float2int_rn(__fmul_rn(x[k], inv))));
+    }
+    return make_uint2(sa_pack_low_bytes(q[0], q[1], q[2], q[3]),
+                      sa_pack_low_bytes(q[4], q[5], q[6], q[7]));
+}
+
 template <int DP> __host__ __device__ constexpr int sa_rq_block_rows()
 {
     return SA_RQ_BLOCK_ROWS;
@@ -477,20 +496,7 @@ __device__ __forceinline__ void sa_rowquant_rows(const sa_rowquant_args &a, int 
                 amax = 1.0f;
             if (c0 == 0)
                 row_amax[lr + p * RPP] = amax;
-            const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-            uint32_t q[8];
-            if (inv != __int_as_float(0x7f800000)) {
-#pragma unroll
-                for (int k = 0; k < 8; ++k)
-                    q[k] = sa_rint_byte(__fmul_rn(x[k], inv));
-            } else { /* amax < 127 / FLT_MAX (bf16 only): x * inv is +-inf or NaN */
-#pragma unroll
-                for (int k = 0; k < 8; ++k)
-                    q[k] = (uint32_t)max(-127, min(127, __float2int_rn(__fmul_rn(x[k], inv))));
-            }
-            *(uint2 *)(out + (size_t)p * RPP * DP) =
-                make_uint2(sa_pack_low_bytes(q[0], q[1], q[2], q[3]),
-                           sa_pack_low_bytes(q[4], q[5], q[6], q[7]));
+            *(uint2 *)(out + (size_t)p * RPP * DP) = sa_quant8(x, __fdiv_rn(SA_INT8_MAX, amax));
         }
 #pragma unroll
         for (int i = 0; i < G; ++i)
@@ -666,15 +672,9 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS)
         float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
         if (amax == 0.0f)
             amax = 1.0f;
-        const float inv = __fdiv_rn(SA_INT8_MAX, amax);
-        uint32_t w[2] = {0, 0};
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int q = max(-127, min(127, __float2int_rn(__fmul_rn(x[i], inv))));
-            w[i / 4] |= (uint32_t)(q & 0xff) << (8 * (i % 4));
-        }
         const size_t row = (size_t)bh * k.rows_pad + w0 + p;
-        *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) = make_uint2(w[0], w[1]);
+        *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) =
+            sa_quant8(x, __fdiv_rn(SA_INT8_MAX, amax)); /* |x| <= the group's amax */
     }
     /* the records, a word per thread: word e of tile t */
     constexpr int WORDS = SA_H_KG_RECORD_BYTES / 4, POS_WORD = SA_H_KG_POS_OFFSET / 4;
