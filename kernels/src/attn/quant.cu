@@ -299,7 +299,10 @@ __global__ void sa_finalize_kernel(int dp, int nchunk, int lkv, const float *kpa
                                    const float *vpart, const float *vmin, const float *vsum,
                                    float *km, float *vscale, float *vmean, float v_max)
 {
-    sa_pdl_enter();
+    /* the next kernel (the quantizers) free to launch before this one waits: the rank kernel's
+     * blocks then copy K, which no kernel of the call writes, while the statistics finish */
+    sa_pdl_launch_dependents();
+    sa_pdl_wait();
     const int bh = blockIdx.x, c = threadIdx.x;
     float s = 0.0f, m = vmean ? -INFINITY : 0.0f, n = INFINITY, sv = 0.0f;
     /* SA_FIN_BATCH chunks' partials loaded before any is added, then added in chunk order (the
@@ -564,72 +567,115 @@ template <int DP> constexpr int sa_krank_smem()
  * keys of one kv head:
  * 1. the window's rows copied into shared memory (cp.async; zeros past the sequence and past d),
  *    so that K is read from memory once (round 50's ncu: reading the rows twice, the second time
- *    after the sort, took 259 MB of DRAM reads for 134 MB of K at D=128 L=16K, 23 % L2 hits);
- * 2. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block), kept as
- *    a 64-bit sort key: the absmax's bits (non-negative floats order as integers) above the key's
- *    position reversed, so that one descending bitonic sort ranks by absmax, ties by position;
- *    keys past the sequence sort last (0); the sort's steps within a warp by shuffles (the
- *    first form, a barrier per step, left the kernel at 0.111 ms for 134 MB of K, D=128 L=16K);
+ *    after the sort, took 259 MB of DRAM reads for 134 MB of K at D=128 L=16K, 23 % L2 hits),
+ *    issued before the wait for the previous kernel;
+ * 2. each key's absmax over its smoothed channels (mean subtracted, as sa_rowquant_block; across
+ *    a row's lanes by halving, see there), kept as a 64-bit sort key: the absmax's bits
+ *    (non-negative floats order as integers) above the key's position reversed, so that one
+ *    descending bitonic sort ranks by absmax, ties by position; keys past the sequence sort last
+ *    (0); the sort's steps within a warp by shuffles (the first form, a barrier per step, left
+ *    the kernel at 0.111 ms for 134 MB of K, D=128 L=16K);
  * 3. the key of rank r goes to its tile's (r / 64) position sa_rank_slot(r % 64, keys of that
  *    tile): perm[position] = key (the sequence's index, for V's conversion), and its group's
  *    absmax is the largest of the group's keys;
- * 4. K's positions quantized with their groups' scales from the shared rows, in core-matrix
- *    order; positions past the sequence as zeros. One record per tile (k.scale,
- *    SA_H_KG_RECORD_BYTES, sa_internal.h): the four groups' scales (a group without a key gets
- *    1 / 127, as the row quantizer's zero rows), then each position's key's offset in the window
- *    (a position past the sequence its own). */
+ * 4. K's positions quantized with their groups' scales from the shared rows (each group's
+ *    reciprocal taken once), in core-matrix order; positions past the sequence as zeros. One
+ *    record per tile (k.scale, SA_H_KG_RECORD_BYTES, sa_internal.h): the four groups' scales (a
+ *    group without a key gets 1 / 127, as the row quantizer's zero rows), then each position's
+ *    key's offset in the window (a position past the sequence its own).
+ * Its pace is its instructions: ncu at D=128 L=4K B=4 (round 51, 9c069ee's kernel) put it at
+ * 70 % of the SM's issue and 31 % of DRAM's bandwidth; hence the unrolled passes with their
+ * addresses stepped, no per-channel liveness tests (the copy's zeros make them), the maxima by
+ * halving and one reciprocal per group. */
 template <bool BF16, int DP>
 __global__ void __launch_bounds__(SA_KRANK_THREADS)
     sa_krank_kernel(const sa_rowquant_args k, int *perm)
 {
-    sa_pdl_enter();
     constexpr int N = SA_H_RANK_WINDOW, TPR = DP / 8, RPP = SA_KRANK_THREADS / TPR;
-    constexpr int TILES = N / SA_CTA_K;
-    static_assert(N % RPP == 0 && N % SA_CTA_K == 0, "whole passes, whole tiles");
+    constexpr int TILES = N / SA_CTA_K, PASSES = N / RPP;
+    static_assert(N % RPP == 0 && N % SA_CTA_K == 0 && RPP % 8 == 0,
+                  "whole passes, whole tiles; a thread's rows keep their place in a core matrix");
     extern __shared__ __align__(16) unsigned char rows[]; /* [N][DP] fp16/bf16 bits */
     __shared__ unsigned long long sort_key[2][N]; /* the sort's exchanges across warps, in turn */
     __shared__ int slot_key[N];                   /* the key (window index) at each position */
     __shared__ unsigned group_amax[TILES * 4];    /* bits, as sort_key's */
+    __shared__ float group_inv[TILES * 4];        /* RN(127 / the group's amax) */
     const int bh = blockIdx.y, w0 = blockIdx.x * N, tid = threadIdx.x;
-    const int b = bh / k.heads, h = bh % k.heads, c0 = (tid % TPR) * 8;
+    const int b = bh / k.heads, h = bh % k.heads, c0 = (tid % TPR) * 8, r0 = tid / TPR;
     const int n = min(N, k.rows - w0);             /* keys of the sequence in the window */
     const int positions = min(N, k.rows_pad - w0); /* whole tiles */
     const int bytes = min(16, max(0, (k.d - c0) * 2));
-    auto row_at = [&](int r) { return rows + ((size_t)r * DP + c0) * 2; };
+    unsigned char *const my_rows = rows + ((size_t)r0 * DP + c0) * 2; /* row r0, then + RPP */
+    constexpr int PASS_BYTES = RPP * DP * 2;
+    /* K is the caller's input, which no kernel of this call writes: its copy is issued before
+     * the wait for the previous kernel (the statistics' K mean), so that it overlaps its end. */
+    {
+        const char *src = sa_row_ptr(k.src, b, h, w0 + r0) + c0 * 2;
+        const int64_t step = (int64_t)RPP * k.src.st;
+        const uint32_t dst = (uint32_t)__cvta_generic_to_shared(my_rows);
+        if (n == N && k.d == DP) { /* every row and channel in the source */
+#pragma unroll
+            for (int i = 0; i < PASSES; ++i, src += step)
+                sa_cp_async16_whole(dst + i * PASS_BYTES, src);
+        } else { /* the rest zero-filled */
 #pragma unroll 4
-    for (int r = tid / TPR; r < N; r += RPP) {
-        const bool live = r < n && bytes > 0;
-        sa_cp_async16((uint32_t)__cvta_generic_to_shared(row_at(r)),
-                      live ? sa_row_ptr(k.src, b, h, w0 + r) + c0 * 2 : k.src.base,
-                      live ? bytes : 0);
+            for (int i = 0; i < PASSES; ++i, src += step) {
+                const bool live = r0 + i * RPP < n && bytes > 0;
+                sa_cp_async16(dst + i * PASS_BYTES, live ? src : k.src.base, live ? bytes : 0);
+            }
+        }
+        sa_cp_async_commit();
     }
-    sa_cp_async_commit();
+    sa_pdl_enter();
     float mean[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
         mean[i] = c0 + i < k.d ? k.sub_mean[(size_t)bh * DP + c0 + i] : 0.0f;
-    /* channels c0.. of shared row r (raw bits), smoothed */
-    auto smoothed = [&](int r, bool live, float(&x)[8]) {
-        const uint4 u = *(const uint4 *)row_at(r);
+    /* channels c0.. of a shared row (raw bits), smoothed. Channels past d and rows past the
+     * sequence were copied as zeros and have a mean of 0 past d: such channels come out 0
+     * without a test; rows past the sequence are the callers' to leave out. */
+    auto smoothed = [&](const unsigned char *row, float(&x)[8]) {
+        const uint4 u = *(const uint4 *)row;
         const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const float v = sa_to_float<BF16>((uint16_t)(w[i / 2] >> (16 * (i % 2))));
-            x[i] = live && c0 + i < k.d ? v - mean[i] : 0.0f;
-        }
+        for (int i = 0; i < 8; ++i)
+            x[i] = sa_to_float<BF16>((uint16_t)(w[i / 2] >> (16 * (i % 2)))) - mean[i];
     };
     if (tid < TILES * 4)
         group_amax[tid] = 0u;
     sa_cp_async_wait<0>();
     __syncthreads();
-#pragma unroll 4
-    for (int r = tid / TPR; r < N; r += RPP) {
+    /* each row's absmax: this thread's eight channels of its PASSES rows, then across the row's
+     * TPR lanes by halving: at each step a lane keeps half of its rows (the upper half where its
+     * lane bit is set) and takes its partner's maxima of them, PASSES - 1 shuffles in all where a
+     * reduction row by row takes log2(TPR) each; lane j of the row's lanes ends with row j's. */
+    static_assert(PASSES == TPR && (TPR & (TPR - 1)) == 0, "a row of maxima per lane group");
+    float part[PASSES];
+#pragma unroll
+    for (int i = 0; i < PASSES; ++i) {
         float x[8];
-        smoothed(r, r < n, x);
-        const float amax = sa_row_absmax8<TPR>(x);
-        if (tid % TPR == 0)
-            sort_key[0][r] =
-                r < n ? (unsigned long long)__float_as_uint(amax) << 32 | (unsigned)(N - r) : 0ull;
+        smoothed(my_rows + i * PASS_BYTES, x);
+        part[i] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+            part[i] = fmaxf(part[i], fabsf(x[c]));
+    }
+    const int lane_j = tid % TPR;
+#pragma unroll
+    for (int step = 1; step < PASSES; step *= 2) {
+        const int half = PASSES / (2 * step);
+        const bool upper = lane_j & half;
+#pragma unroll
+        for (int i = 0; i < half; ++i) {
+            const float give = upper ? part[i] : part[i + half];
+            const float keep = upper ? part[i + half] : part[i];
+            part[i] = fmaxf(keep, __shfl_xor_sync(0xffffffffu, give, half));
+        }
+    }
+    {
+        const int r = r0 + lane_j * RPP; /* row lane_j of this thread's rows */
+        sort_key[0][r] =                 /* a row past the sequence sorts last */
+            r < n ? (unsigned long long)__float_as_uint(part[0]) << 32 | (unsigned)(N - r) : 0ull;
     }
     __syncthreads();
     /* descending bitonic sort, thread t holding element t: each step it keeps the larger or the
@@ -664,17 +710,32 @@ __global__ void __launch_bounds__(SA_KRANK_THREADS)
         atomicMax(&group_amax[t * 4 + (pos % 8) / 2], (unsigned)(sk >> 32));
     }
     __syncthreads();
-#pragma unroll 4
-    for (int p = tid / TPR; p < positions; p += RPP) {
-        const int key = p < n ? slot_key[p] : 0;
-        float x[8];
-        smoothed(key, p < n, x);
-        float amax = __uint_as_float(group_amax[(p / SA_CTA_K) * 4 + (p % 8) / 2]);
-        if (amax == 0.0f)
-            amax = 1.0f;
-        const size_t row = (size_t)bh * k.rows_pad + w0 + p;
-        *(uint2 *)(k.out + sa_core_offset<DP>(row, c0)) =
-            sa_quant8(x, __fdiv_rn(SA_INT8_MAX, amax)); /* |x| <= the group's amax */
+    /* each group's scale's reciprocal, once (a group without a key: amax 1, as the row
+     * quantizer's zero rows) */
+    if (tid < TILES * 4) {
+        const float amax = __uint_as_float(group_amax[tid]);
+        group_inv[tid] = __fdiv_rn(SA_INT8_MAX, amax == 0.0f ? 1.0f : amax);
+    }
+    __syncthreads();
+    {
+        /* a thread's positions p = r0 + i RPP keep their place in a core matrix (RPP % 8 == 0),
+         * so its outputs lie RPP rows of DP bytes apart */
+        signed char *out = k.out + sa_core_offset<DP>((size_t)bh * k.rows_pad + w0 + r0, c0);
+        const unsigned char *my_cols = rows + c0 * 2;
+        const float *my_inv = group_inv + (r0 % 8) / 2; /* the group within its tile: p % 8 */
+#pragma unroll
+        for (int i = 0; i < PASSES; ++i) {
+            const int p = r0 + i * RPP;
+            if (p >= positions)
+                break;
+            float x[8];
+            smoothed(my_cols + slot_key[p < n ? p : 0] * (DP * 2), x);
+            /* |x| <= the group's amax, as sa_quant8 wants */
+            uint2 q = sa_quant8(x, my_inv[(unsigned)p / SA_CTA_K * 4]);
+            if (p >= n) /* past the sequence: zeros */
+                q = make_uint2(0u, 0u);
+            *(uint2 *)(out + (size_t)i * RPP * DP) = q;
+        }
     }
     /* the records, a word per thread: word e of tile t */
     constexpr int WORDS = SA_H_KG_RECORD_BYTES / 4, POS_WORD = SA_H_KG_POS_OFFSET / 4;

@@ -87,7 +87,8 @@ struct sa_launch_cfg {
  * its first is launched while its predecessor still runs; it waits (griddepcontrol.wait: the
  * predecessor complete, its writes visible) before it reads anything the call wrote or writes
  * anything the call reads, and each pre-pass kernel lets its dependent launch once all its own
- * blocks have started (griddepcontrol.launch_dependents). The chain is transitive: a kernel's
+ * blocks have started (griddepcontrol.launch_dependents; the finalize step before its wait, so
+ * that the rank kernel's copies of K overlap the statistics). The chain is transitive: a kernel's
  * predecessor completed only after its own wait, so every earlier kernel of the call has too.
  * Without the launch attribute both instructions do nothing; before sm_90 they are left out. */
 #ifdef __CUDACC__

@@ -38,6 +38,11 @@ SA_DEVICE void sa_cp_async16(uint32_t dst, const void *src, int src_bytes)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                  "r"(src_bytes));
 }
+/* The same copy of 16 bytes that all lie in the source. */
+SA_DEVICE void sa_cp_async16_whole(uint32_t dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
 SA_DEVICE void sa_cp_async_commit(void)
 {
     asm volatile("cp.async.commit_group;\n" ::);
