@@ -167,9 +167,13 @@ shift
 # calls ranked from 4096 keys (causal4k), and round 50's landed library (1024-key windows without
 # a mask, the rank kernel reading K twice) timed beside them; and calls without a mask ranked
 # from 1024 keys (min1k; round 49 measured -2 % at D=128 L=1K with the old rank kernel).
+# Round 51: the rank kernel in fewer instructions (landed) against 080d952's (prev: the product
+# library, copied in), and the thresholds again with it: causal calls ranked from 4096 and 2048
+# keys (causal4k, causal2k), calls without a mask from 1024 (min1k).
 all_variants=(
     "landed|"
     "causal4k|-DSA_H_RANK_MIN_KV_CAUSAL=4096"
+    "causal2k|-DSA_H_RANK_MIN_KV_CAUSAL=2048"
     "min1k|-DSA_H_RANK_MIN_KV=1024"
     "pertoken|-DSA_H_RANK_GROUPS=0"
     "fie64|-DSA_HW_FOLD_IN_EXP64=1"
