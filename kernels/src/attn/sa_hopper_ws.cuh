@@ -225,6 +225,13 @@
 #ifndef SA_HW_CTAS128
 #define SA_HW_CTAS128 1
 #endif
+/* Blocks per SM at D=64: 1 (four consumers sharing one ring) or 2 (two consumers each, 104
+ * registers where one block's four get 112, up to 4 stages each): one block's start and end
+ * then overlap the other's key loop, as SA_HW_CTAS128 = 2 meant at D=128, with the same 16
+ * consumer warps per SM. The SA_HW_PAIR form keeps one block. */
+#ifndef SA_HW_CTAS64
+#define SA_HW_CTAS64 1
+#endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
@@ -284,7 +291,7 @@
 #define SA_HW_NC128 (SA_HW_CTAS128 == 2 ? 1 : SA_HW_PAIR128 ? 2 : 3)
 #endif
 #ifndef SA_HW_NC64
-#define SA_HW_NC64 (SA_HW_PAIR64 ? 3 : 4)
+#define SA_HW_NC64 (SA_HW_PAIR64 ? 3 : SA_HW_CTAS64 == 2 ? 2 : 4)
 #endif
 
 /* Whether the other switches leave the SA_HW_PAIR form buildable at head dim D: it is a form of
@@ -302,7 +309,7 @@ template <int D> constexpr bool sa_hw_pair_possible()
 /* PAIR_K: the SA_HW_PAIR form whatever the switches say (D=64 from SA_HW_D64_PAIR_MIN_KV keys). */
 template <int D, bool PAIR_K = false> struct sa_hw_cfg {
     static constexpr int NC = PAIR_K ? (D == 128 ? 2 : 3) : D == 128 ? SA_HW_NC128 : SA_HW_NC64;
-    static constexpr int CTAS = D == 128 ? SA_HW_CTAS128 : 1; /* blocks per SM */
+    static constexpr int CTAS = D == 128 ? SA_HW_CTAS128 : PAIR_K ? 1 : SA_HW_CTAS64; /* per SM */
     static constexpr int THREADS = 128 * (NC + 1);
     static constexpr int ROWS = 64 * NC;
     static constexpr bool PINGPONG = SA_HW_PINGPONG && NC >= 2;
