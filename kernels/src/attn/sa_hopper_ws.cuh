@@ -228,7 +228,9 @@
 /* Blocks per SM at D=64: 1 (four consumers sharing one ring) or 2 (two consumers each, 104
  * registers where one block's four get 112, up to 4 stages each): one block's start and end
  * then overlap the other's key loop, as SA_HW_CTAS128 = 2 meant at D=128, with the same 16
- * consumer warps per SM. The SA_HW_PAIR form keeps one block. */
+ * consumer warps per SM. The SA_HW_PAIR form keeps one block. Round 51
+ * (bench/results/h200-d6755c4-round51.md): at 104 registers the consumers spill 176-216 bytes
+ * and reload 10 values each key step: -20 to -27 % from 4K keys, so 1. */
 #ifndef SA_HW_CTAS64
 #define SA_HW_CTAS64 1
 #endif
