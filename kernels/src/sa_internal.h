@@ -78,17 +78,17 @@
 #define SA_H_KG_RECORD_BYTES 80
 #define SA_H_KG_POS_OFFSET 16
 /* ... in calls of this many keys or more (a causal mask: SA_H_RANK_MIN_KV_CAUSAL, where the
- * attention kernel's time is half and the rank step's the same): the rank step reads K once
- * more and sorts. Whole calls against per-token scales, round 49 (bench/results/
- * h200-2d2ea69-round49.md, in turn with SDPA): D=128 1K keys -2.0 %, 2K +3.5 %, 4K +6.1 %, 16K
- * +8.7 %; D=64 -4.3 %, +0.8 %, +11.7 %, +10.0 %; causal, round 50 (h200-4a240df-round50.md):
- * D=128 2K -5.2 %, 4K -1.8 %, 16K +5.3 % (sequentially +6.6 %), D=64 2K -12 %, 4K +0.7 %,
- * 16K +8.2 % (+11 %). Round 51's rank kernel takes a quarter less time (0.073 against 0.098 ms
- * at D=128 L=4K B=4), which moved both thresholds down (h200-d6755c4-round51.md, in turn with
- * SDPA, three passes at 4K causal, two at 1K and 2K): causal from 4096 keys, D=128 4K -0.1 %,
- * +2.0 %, +3.4 %, D=64 +4.6 %, +8.5 %, +6.4 % (from 2048: D=128 2K +2.7 %, -0.5 %, D=64 -2.4 %,
- * -0.1 %); without a mask from 1024, D=128 1K +2.8 %, +4.5 %, D=64 -1.7 %, +9.0 % (SDPA flash
- * in the same passes moved up to 11 %). */
+ * attention kernel's time is half and the rank step's the same): the rank step costs more than
+ * K's row quantizer (it sorts each window). Whole calls against per-token scales, round 49
+ * (bench/results/h200-2d2ea69-round49.md, in turn with SDPA): D=128 1K keys -2.0 %, 2K +3.5 %,
+ * 4K +6.1 %, 16K +8.7 %; D=64 -4.3 %, +0.8 %, +11.7 %, +10.0 %; causal, round 50
+ * (h200-4a240df-round50.md): D=128 2K -5.2 %, 4K -1.8 %, 16K +5.3 % (sequentially +6.6 %),
+ * D=64 2K -12 %, 4K +0.7 %, 16K +8.2 % (+11 %). Round 51's rank kernel takes a quarter less
+ * time (0.073 against 0.098 ms at D=128 L=4K B=4), which moved both thresholds down
+ * (h200-d6755c4-round51.md, in turn with SDPA, three passes at 4K causal, two at 1K and 2K):
+ * causal from 4096 keys, D=128 4K -0.1 %, +2.0 %, +3.4 %, D=64 +4.6 %, +8.5 %, +6.4 % (from
+ * 2048: D=128 2K +2.7 %, -0.5 %, D=64 -2.4 %, -0.1 %); without a mask from 1024, D=128 1K
+ * +2.8 %, +4.5 %, D=64 -1.7 %, +9.0 % (SDPA flash in the same passes moved up to 11 %). */
 #ifndef SA_H_RANK_MIN_KV
 #define SA_H_RANK_MIN_KV 1024
 #endif

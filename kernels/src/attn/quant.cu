@@ -960,19 +960,18 @@ __global__ void __launch_bounds__(sa_vfp8_threads<DP>(), SA_VT_MIN_BLOCKS)
                                     vt, core_order);
 }
 
-/* A call with rank groups (sa_rank_groups, the workspace plan's choice): K by sa_krank_kernel,
- * Q (when the pre-pass does it) by rows, and *launched set; otherwise nothing launched. Only
- * libraries with Hopper code hold the rank kernel. */
+/* A call with rank groups (sa_rank_groups, the workspace plan's choice): K by sa_krank_kernel
+ * and *launched set; otherwise nothing launched. Only libraries with Hopper code hold the rank
+ * kernel. */
 template <bool BF16, int DP>
 static cudaError_t sa_krank_launch(const struct sa_problem *p, const struct sa_ws_layout *w,
-                                   char *ws, const sa_rowquant_args &q, const sa_rowquant_args &k,
-                                   bool with_q, bool pdl, cudaStream_t stream, bool *launched)
+                                   char *ws, const sa_rowquant_args &k, bool pdl,
+                                   cudaStream_t stream, bool *launched)
 {
     *launched = false;
     if constexpr (SA_H_RANK_GROUPS && SA_WITH_HOPPER) {
         if (!w->rank_groups)
             return cudaSuccess;
-        constexpr int RPB = sa_rq_block_rows<DP>();
         const auto kernel = sa_krank_kernel<BF16, DP>;
         const cudaError_t e = sa_set_smem_once(p->ctx, (const void *)kernel, sa_krank_smem<DP>());
         if (e != cudaSuccess)
@@ -980,13 +979,10 @@ static cudaError_t sa_krank_launch(const struct sa_problem *p, const struct sa_w
         const int windows = (w->lk_pad + SA_H_RANK_WINDOW - 1) / SA_H_RANK_WINDOW;
         sa_launch_k(pdl, kernel, dim3(windows, p->batch * p->hkv), SA_KRANK_THREADS,
                     sa_krank_smem<DP>(), stream, k, (int *)(ws + w->kperm));
-        if (with_q)
-            sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, p->batch * p->hq), q, q,
-                                         p->batch * p->hq, pdl, stream);
         *launched = true;
         return cudaSuccess;
     } else {
-        (void)p, (void)w, (void)ws, (void)q, (void)k, (void)with_q, (void)pdl, (void)stream;
+        (void)p, (void)w, (void)ws, (void)k, (void)pdl, (void)stream;
         return cudaSuccess;
     }
 }
@@ -1062,24 +1058,32 @@ static cudaError_t sa_quant_run(const struct sa_problem *p, const struct sa_ws_l
     k.sub_mean = km;
     k.core_order = sa_mode_wgmma_layout(p->mode);
     k.group = 1;
-    /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after the
-     * statistics). */
+    /* one tensor's rows by themselves (the row quantizer's blocks of Q's or K's heads) */
+    const auto q_alone = [&] {
+        sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, pdl,
+                                     stream);
+    };
+    const auto k_alone = [&] {
+        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, bhk, pdl,
+                                     stream);
+    };
     bool ranked = false;
-    const cudaError_t e = sa_krank_launch<BF16, DP>(p, w, ws, q, k, with_q, pdl, stream, &ranked);
+    const cudaError_t e = sa_krank_launch<BF16, DP>(p, w, ws, k, pdl, stream, &ranked);
     if (e != cudaSuccess)
         return e;
-    if (ranked) {
-        /* K by rank groups, Q by rows if wanted */
+    if (ranked) { /* K by rank groups, Q by rows if wanted */
+        if (with_q)
+            q_alone();
     } else if (!with_q) { /* the attention kernel quantizes Q (int8-fp8-wgmma) */
-        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, 0, pdl, stream);
+        k_alone();
     } else if (bhq + bhk <= SA_MAX_GRID_Y) {
+        /* Q and K in one launch (K's needs the mean, Q's the mean only for the LSE: both after
+         * the statistics) */
         const int blocks_x = (max(w->lq_pad, w->lk_pad) + RPB - 1) / RPB;
         sa_rowquant_launch<BF16, DP>(dim3(blocks_x, bhq + bhk), q, k, bhq, pdl, stream);
     } else { /* beyond the grid's y limit together: one launch each */
-        sa_rowquant_launch<BF16, DP>(dim3((w->lq_pad + RPB - 1) / RPB, bhq), q, q, bhq, pdl,
-                                     stream);
-        sa_rowquant_launch<BF16, DP>(dim3((w->lk_pad + RPB - 1) / RPB, bhk), k, k, bhk, pdl,
-                                     stream);
+        q_alone();
+        k_alone();
     }
     if (fp8) {
         const dim3 grid((w->lk_pad / SA_CTA_K + SA_VT_TILES - 1) / SA_VT_TILES, bhk);
