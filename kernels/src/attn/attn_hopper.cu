@@ -359,7 +359,10 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
 #define SA_H_KG_SAFE_OFFSET 32768.0f
 /* Test builds only (bench/build_hopper_variants.sh), results wrong by design: 1 = every
  * exponential a single FMUL (what MUFU costs), 2 = no softmax at all, P = S's bits (what the
- * tensor work, copies and folds take alone). */
+ * tensor work, copies and folds take alone); in the warp-specialized kernel 3 = no epilogue (O
+ * never written: what a block's end costs), 4 = Q neither read nor quantized (zeros: what a
+ * block's start costs there). 3 and 4 skip their part on a condition the compiler cannot
+ * decide (lq > 0), so the rest compiles as in the product. */
 #ifndef SA_TEST_HOPPER_DIAG
 #define SA_TEST_HOPPER_DIAG 0
 #endif

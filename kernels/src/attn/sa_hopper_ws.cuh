@@ -234,6 +234,13 @@
 #ifndef SA_HW_CTAS64
 #define SA_HW_CTAS64 1
 #endif
+/* 1: one warp of the producer asks the copy engine to bring the caller's Q rows of the block
+ * that starts about one wave later (its index %nsmid further on) into L2, so that those
+ * consumers, which quantize Q themselves at their block's start (SA_HW_QFUSE), read it from L2
+ * instead of DRAM. Not with SA_HW_PERSIST (its producer copies the next tile itself). */
+#ifndef SA_HW_QPREFETCH
+#define SA_HW_QPREFETCH 0
+#endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
@@ -477,6 +484,36 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
     return w;
 }
 
+/* SA_HW_QPREFETCH: the caller's Q rows of the block whose index is %nsmid above this one's
+ * (blocks start in index order, one per SM: it starts about one wave later), asked into L2, a
+ * row per lane at a time. The grid is n_tiles blocks (tile = block index) or
+ * SA_HW_CAUSAL_GROUP_BYTES's (x: the head in its group, y: the q tile, z: the group). Rows that
+ * are not all 16-byte aligned, as the copy engine needs, are left to the consumers' loads. */
+template <int ROWS, bool KG>
+__device__ __forceinline__ void sa_hw_prefetch_next_q(const sa_attn_args &a, int nq, int n_tiles,
+                                                      int lane)
+{
+    const uint32_t gx = gridDim.x, gy = gridDim.y;
+    const uint32_t next = blockIdx.x + gx * (blockIdx.y + gy * blockIdx.z) + sa_nsmid();
+    int t = (int)next;
+    if (gy > 1) {
+        const int head = (int)(next / (gx * gy) * gx + next % gx);
+        if (head >= n_tiles / nq)
+            return;
+        t = (int)(next / gx % gy) + nq * head;
+    }
+    const int64_t row_bytes = a.d * 2 / 16 * 16;
+    if (t >= n_tiles || row_bytes == 0 ||
+        (((uintptr_t)a.q_src | (uint64_t)a.qsrc_b | (uint64_t)a.qsrc_h | (uint64_t)a.qsrc_t) &
+         15) != 0)
+        return;
+    const sa_hw_tile w = sa_hw_decode<ROWS, KG>(t, a, nq);
+    const char *base = (const char *)a.q_src + w.b * a.qsrc_b + w.h * a.qsrc_h;
+    const int r1 = min(w.q0 + ROWS, a.lq);
+    for (int r = max(w.q0, 0) + lane; r < r1; r += 32)
+        sa_bulk_prefetch_l2(base + r * a.qsrc_t, (uint32_t)row_bytes);
+}
+
 /* One block runs work tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the n_tiles of the call
  * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
@@ -544,6 +581,10 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
     if (wg == 0) {
         /* ---- producer ---- */
         sa_wg_regs_dec<C::PRODUCER_REGS>();
+#if SA_HW_QPREFETCH && !SA_HW_PERSIST
+        if (tid / 32 == 1 && C::QFUSE && a.q_src)
+            sa_hw_prefetch_next_q<C::ROWS, KG>(a, nq, n_tiles, tid % 32);
+#endif
         if (tid == 0) {
             sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */
             int it = 0, nt = 0;
@@ -734,7 +775,16 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
          * the caller's Q instead (the pre-pass left Q out). */
         uint32_t qa[D / 32][4];
         if (C::QFUSE && a.q_src) {
-            sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+            if (SA_TEST_HOPPER_DIAG == 4 && a.lq > 0) { /* diagnostic: Q zero, scales 1 */
+#pragma unroll
+                for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        qa[kk][i] = 0u;
+                r.qs[0] = r.qs[1] = 1.0f;
+            } else {
+                sa_h_quantize_q<D, BF16>(a, b, h, r.row0, tq, qa, r.qs);
+            }
             sa_pdl_wait();
         } else {
             sa_mbar_wait(qfull, nt & 1);
@@ -1065,12 +1115,15 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         if (SA_HW_PERSIST && SA_HW_FRESH_EPI)
             asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%tid.x;\nand.b32 %0, t, 3;\n}\n"
                          : "=r"(tq_e));
-        if (C::EPI_STAGE && sa_h_epi_stage_ok<D>(a))
+        if (SA_TEST_HOPPER_DIAG == 3 && a.lq > 0) {
+            /* diagnostic: O never written */
+        } else if (C::EPI_STAGE && sa_h_epi_stage_ok<D>(a)) {
             sa_h_epilogue_staged<D, BF16, !SA_HW_ROWSUM_MMA>(
                 a, o, r, b, h, bh, bhk, tq_e, lane,
                 sQ + C::EPI_OFF + (c * 4 + warp) * C::EPI_WARP_BYTES);
-        else
+        } else {
             sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA>(a, o, r, b, h, bh, bhk, tq_e, tq, lane);
+        }
     }
     if (C::PINGPONG && c == 0)
         sa_named_sync(1, 256); /* the last consumer's final arrival: every barrier balanced */

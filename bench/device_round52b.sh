@@ -1,0 +1,35 @@
+#!/bin/bash
+# Round 52's second device call (issue 13): what a block's start and end cost, and Q asked into
+# L2 one wave ahead. From the repository root, carrying a bench/build_hopper_variants.sh folder
+# with landed, qpf, dx_noepi and dx_noq:
+#   bash bench/device_round52b.sh VARIANTS
+# 1. bench/wave_probe.py on each library at D=128 and 64, L=1K, 4K and 16K (the attention
+#    kernel's own time from the profiler's trace, and the call), in the order landed qpf
+#    dx_noepi dx_noq and back, so that order does not pick;
+# 2. landed and qpf in turn with SDPA at L=4K (bench/device_sweep.sh, two passes).
+# Writes $OUT/summary.txt and $OUT/round52b.tgz (every raw file).
+set -o pipefail
+export PYTHONUNBUFFERED=1
+DIR=${1:?usage: bash bench/device_round52b.sh VARIANTS}
+OUT=${OUT:-/tmp/round52b-out}
+SHAPES=${SHAPES:-128:4096:4:32,64:4096:4:32,128:1024:16:32,64:1024:16:32,128:16384:1:32}
+mkdir -p "$OUT/w"
+T0=$SECONDS
+el() { echo "[$((SECONDS - T0))s] $*"; }
+{
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+    pass=0
+    for v in landed qpf dx_noepi dx_noq dx_noq dx_noepi qpf landed; do
+        pass=$((pass + 1))
+        timeout 120 python3 bench/wave_probe.py --lib "$DIR/$v/libsageattn.so" --shapes "$SHAPES" \
+            --out "$OUT/w/probe-$v-$pass.json" >"$OUT/w/probe-$v-$pass.txt" 2>&1
+        el "$v (pass $pass) rc=$?"
+        grep -E "^D=[0-9]+ L=[0-9]+ B=|call .* in turn" "$OUT/w/probe-$v-$pass.txt"
+    done
+    mkdir -p /tmp/r52b-sweep
+    printf 'landed|\nqpf|-DSA_HW_QPREFETCH=1\n' >/tmp/r52b-sweep/variants.txt
+    for v in landed qpf; do ln -sfn "$(cd "$DIR" && pwd)/$v" "/tmp/r52b-sweep/$v"; done
+    OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh /tmp/r52b-sweep 2 4096 128,64
+    el "sweep done"
+} 2>&1 | tee "$OUT/summary.txt"
+tar -czf "$OUT/round52b.tgz" -C "$OUT" w && rm -rf "$OUT/w"
