@@ -7,6 +7,9 @@
 #    kernel's own time from the profiler's trace, and the call), in the order landed qpf
 #    dx_noepi dx_noq and back, so that order does not pick;
 # 2. landed and qpf in turn with SDPA at L=4K (bench/device_sweep.sh, two passes).
+# VARS (the libraries of step 1, run in that order and back), SWEEP (those of step 2, with their
+# variants.txt lines) and LENS (step 2's lengths) change the lists; the third call of round 52:
+#   VARS="landed epf" SWEEP="landed epf" LENS=1024,4096 bash bench/device_round52b.sh VARIANTS
 # Writes $OUT/summary.txt and $OUT/round52b.tgz (every raw file).
 set -o pipefail
 export PYTHONUNBUFFERED=1
@@ -18,8 +21,10 @@ T0=$SECONDS
 el() { echo "[$((SECONDS - T0))s] $*"; }
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+    VARS=${VARS:-landed qpf dx_noepi dx_noq}
     pass=0
-    for v in landed qpf dx_noepi dx_noq dx_noq dx_noepi qpf landed; do
+    # shellcheck disable=SC2046 # the list and its reverse, as words
+    for v in $VARS $(echo "$VARS" | tr ' ' '\n' | tac); do
         pass=$((pass + 1))
         timeout 120 python3 bench/wave_probe.py --lib "$DIR/$v/libsageattn.so" --shapes "$SHAPES" \
             --out "$OUT/w/probe-$v-$pass.json" >"$OUT/w/probe-$v-$pass.txt" 2>&1
@@ -27,9 +32,13 @@ el() { echo "[$((SECONDS - T0))s] $*"; }
         grep -E "^D=[0-9]+ L=[0-9]+ B=|call .* in turn" "$OUT/w/probe-$v-$pass.txt"
     done
     mkdir -p /tmp/r52b-sweep
-    printf 'landed|\nqpf|-DSA_HW_QPREFETCH=1\n' >/tmp/r52b-sweep/variants.txt
-    for v in landed qpf; do ln -sfn "$(cd "$DIR" && pwd)/$v" "/tmp/r52b-sweep/$v"; done
-    OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh /tmp/r52b-sweep 2 4096 128,64
+    : >/tmp/r52b-sweep/variants.txt
+    for v in ${SWEEP:-landed qpf}; do
+        grep "^$v|" "$DIR/variants.txt" >>/tmp/r52b-sweep/variants.txt
+        ln -sfn "$(cd "$DIR" && pwd)/$v" "/tmp/r52b-sweep/$v"
+    done
+    OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh /tmp/r52b-sweep 2 \
+        "${LENS:-4096}" 128,64
     el "sweep done"
 } 2>&1 | tee "$OUT/summary.txt"
 tar -czf "$OUT/round52b.tgz" -C "$OUT" w && rm -rf "$OUT/w"

@@ -241,6 +241,14 @@
 #ifndef SA_HW_QPREFETCH
 #define SA_HW_QPREFETCH 0
 #endif
+/* 1: one warp of the producer, once the pre-pass has finished, asks V's scales and means of
+ * the block's kv head (what every consumer's epilogue loads) into the SM's L1, so that the
+ * epilogue's loads at the block's end find them there instead of waiting on L2 (the diagnostic
+ * without an epilogue, SA_TEST_HOPPER_DIAG 3, put the epilogue at ~2.5 us of a block's ~7 us
+ * outside its key loop at L=4K). Not with SA_HW_PERSIST. */
+#ifndef SA_HW_EPI_PREFETCH
+#define SA_HW_EPI_PREFETCH 0
+#endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
@@ -584,6 +592,19 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #if SA_HW_QPREFETCH && !SA_HW_PERSIST
         if (tid / 32 == 1 && C::QFUSE && a.q_src)
             sa_hw_prefetch_next_q<C::ROWS, KG>(a, nq, n_tiles, tid % 32);
+#endif
+#if SA_HW_EPI_PREFETCH && !SA_HW_PERSIST
+        if (tid / 32 == 1) { /* written by the pre-pass: read after it (SA_PDL) */
+            const sa_hw_tile w = sa_hw_decode<C::ROWS, KG>(SA_HW_FIRST_TILE, a, nq);
+            const size_t bhk = (size_t)w.b * a.hkv + w.h / a.group;
+            constexpr int LINES = D * 4 / 128; /* of each array */
+            const int lane = tid % 32;
+            sa_pdl_wait();
+            if (lane < LINES)
+                sa_prefetch_l1(a.vscale + bhk * D + lane * 32);
+            else if (lane < 2 * LINES && a.vmean)
+                sa_prefetch_l1(a.vmean + bhk * D + (lane - LINES) * 32);
+        }
 #endif
         if (tid == 0) {
             sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */

@@ -245,6 +245,11 @@ SA_WG_DEVICE void sa_bulk_prefetch_l2(const void *src, uint32_t bytes)
 {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
 }
+/* The 128-byte line at p asked into this SM's L1 (a hint, nothing waits for it). */
+SA_WG_DEVICE void sa_prefetch_l1(const void *p)
+{
+    asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
+}
 /* The number of SM identifiers (%nsmid; at least the SM count, possibly more). */
 SA_WG_DEVICE uint32_t sa_nsmid()
 {
