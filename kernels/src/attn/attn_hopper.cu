@@ -42,6 +42,16 @@
 #ifndef SA_H_SWAP_LBO_SBO
 #define SA_H_SWAP_LBO_SBO 0
 #endif
+/* Test builds only (bench/build_hopper_variants.sh), results wrong by design: 1 = every
+ * exponential a single FMUL (what MUFU costs), 2 = no softmax at all, P = S's bits (what the
+ * tensor work, copies and folds take alone); in the warp-specialized kernel 3 = no epilogue (O
+ * never written: what a block's end costs), 4 = Q neither read nor quantized (zeros: what a
+ * block's start costs there), 5 = the staged epilogue without its copies to O (what they
+ * cost). 3 to 5 skip their part on a condition the compiler cannot decide (lq > 0), so the
+ * rest compiles as in the product. */
+#ifndef SA_TEST_HOPPER_DIAG
+#define SA_TEST_HOPPER_DIAG 0
+#endif
 
 /* Index (in floats) of the K scales of the tile that starts at key `keys` in the workspace's
  * kscale part: one float per key, or with KG (rank groups, sa_internal.h) one record of
@@ -343,7 +353,7 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
     sa_fence_proxy_async_smem();
     __syncwarp();
     const int row = r.row0 - (lane >> 2) + lane; /* row0: the warp's first row + lane / 4 */
-    if (lane < 16 && row < a.lq) {
+    if (lane < 16 && row < a.lq && !(SA_TEST_HOPPER_DIAG == 5 && a.lq > 0)) {
         char *orow =
             (char *)a.o + ((int64_t)b * a.o_b + (int64_t)h * a.o_h + (int64_t)row * a.o_t) * 2;
         sa_bulk_s2g(orow, stage + lane * ROW_BYTES, D * 2);
@@ -357,15 +367,6 @@ __device__ __forceinline__ void sa_h_epilogue_staged(const sa_attn_args &a, cons
  * the int8 operands could give) to the row max term: below this bound its rounding stays under
  * 2^-9 in the base-2 exponent (0.14 % of P, against E4M3's 6 % step). */
 #define SA_H_KG_SAFE_OFFSET 32768.0f
-/* Test builds only (bench/build_hopper_variants.sh), results wrong by design: 1 = every
- * exponential a single FMUL (what MUFU costs), 2 = no softmax at all, P = S's bits (what the
- * tensor work, copies and folds take alone); in the warp-specialized kernel 3 = no epilogue (O
- * never written: what a block's end costs), 4 = Q neither read nor quantized (zeros: what a
- * block's start costs there). 3 and 4 skip their part on a condition the compiler cannot
- * decide (lq > 0), so the rest compiles as in the product. */
-#ifndef SA_TEST_HOPPER_DIAG
-#define SA_TEST_HOPPER_DIAG 0
-#endif
 
 /* The exponential of one score (SA_TEST_HOPPER_DIAG 1: a stand-in FMUL). Rounds 5 (D=128) and
  * 46 (D=64) measured the alternative, some exponentials on the FMA pipe by a polynomial: slower
