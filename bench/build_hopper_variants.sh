@@ -176,7 +176,8 @@ shift
 # (qpf: SA_HW_QPREFETCH=1), so that a block's start reads Q from L2 instead of DRAM; what a
 # block's end and start cost, by diagnostics: no epilogue (dx_noepi), Q not read (dx_noq); then
 # V's scales and means asked into L1 at the block's start for its epilogue (epf), and the
-# staged epilogue without its copies to O (dx_nostore).
+# staged epilogue without its copies to O (dx_nostore); the tiles in an order that runs
+# different heads at once (dx_hfast: what one head per SM would ask of L2 and DRAM).
 all_variants=(
     "landed|"
     "qpf|-DSA_HW_QPREFETCH=1"
@@ -184,6 +185,7 @@ all_variants=(
     "dx_noq|-DSA_TEST_HOPPER_DIAG=4"
     "epf|-DSA_HW_EPI_PREFETCH=1"
     "dx_nostore|-DSA_TEST_HOPPER_DIAG=5"
+    "dx_hfast|-DSA_TEST_HOPPER_HEAD_FASTEST=1"
     "causal4k|-DSA_H_RANK_MIN_KV_CAUSAL=4096"
     "causal2k|-DSA_H_RANK_MIN_KV_CAUSAL=2048"
     "c2d64|-DSA_HW_CTAS64=2"

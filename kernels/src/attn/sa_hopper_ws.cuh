@@ -471,6 +471,15 @@ __device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bia
                      : "memory");
 }
 
+/* Test builds only (bench/build_hopper_variants.sh): 1 = work tiles with the heads varying
+ * fastest, so that the blocks running at once belong to different heads and each head's K and V
+ * are read by about one block at a time (what a persistent kernel streaming one head per SM
+ * would ask of L2 and DRAM); the product runs a head's q tiles together (one read of its K and
+ * V from DRAM, the rest from L2). Calls without a causal mask only (the causal grid orders
+ * itself: a grid of one row, one tile per block, gridDim.x = the tiles). */
+#ifndef SA_TEST_HOPPER_HEAD_FASTEST
+#define SA_TEST_HOPPER_HEAD_FASTEST 0
+#endif
 /* Work tile t of the flattened grid: (q tile, head, batch), heavy causal q tiles first. */
 struct sa_hw_tile {
     int q0, h, b, n_kt;
@@ -479,7 +488,12 @@ template <int ROWS, bool KG>
 __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a, int nq)
 {
     sa_hw_tile w;
-    const int x = t % nq, rest = t / nq;
+    int x = t % nq, rest = t / nq;
+    if (SA_TEST_HOPPER_HEAD_FASTEST && gridDim.y == 1) { /* diagnostic order, see the switch */
+        const int heads = (int)gridDim.x / nq;           /* a tile a block: a permutation */
+        x = t / heads;
+        rest = t % heads;
+    }
     w.h = rest % a.hq;
     w.b = rest / a.hq;
     if (SA_HW_Q_ALIGN_END) /* the first block may start before row 0 (by up to NC - 1 chunks) */
