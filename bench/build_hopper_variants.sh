@@ -177,7 +177,8 @@ shift
 # block's end and start cost, by diagnostics: no epilogue (dx_noepi), Q not read (dx_noq); then
 # V's scales and means asked into L1 at the block's start for its epilogue (epf), and the
 # staged epilogue without its copies to O (dx_nostore); the tiles in an order that runs
-# different heads at once (dx_hfast: what one head per SM would ask of L2 and DRAM).
+# different heads at once (dx_hfast: what one head per SM would ask of L2 and DRAM); heads'
+# partial blocks after all full ones without a mask (plast: SA_HW_PARTIAL_LAST=1).
 all_variants=(
     "landed|"
     "qpf|-DSA_HW_QPREFETCH=1"
@@ -186,6 +187,7 @@ all_variants=(
     "epf|-DSA_HW_EPI_PREFETCH=1"
     "dx_nostore|-DSA_TEST_HOPPER_DIAG=5"
     "dx_hfast|-DSA_TEST_HOPPER_HEAD_FASTEST=1"
+    "plast|-DSA_HW_PARTIAL_LAST=1"
     "causal4k|-DSA_H_RANK_MIN_KV_CAUSAL=4096"
     "causal2k|-DSA_H_RANK_MIN_KV_CAUSAL=2048"
     "c2d64|-DSA_HW_CTAS64=2"
