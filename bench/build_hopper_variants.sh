@@ -172,22 +172,19 @@ shift
 # keys (causal4k, causal2k), calls without a mask from 1024 (min1k); D=64 with two blocks of two
 # consumers per SM (c2d64: SA_HW_CTAS64=2; 104 registers a consumer, its key loop reloads 10
 # spilled values a step) to hide a block's start and end behind the other's key loop.
-# Round 52: the caller's Q rows of the block one wave later asked into L2 by the producer
-# (qpf: SA_HW_QPREFETCH=1), so that a block's start reads Q from L2 instead of DRAM; what a
-# block's end and start cost, by diagnostics: no epilogue (dx_noepi), Q not read (dx_noq); then
-# V's scales and means asked into L1 at the block's start for its epilogue (epf), and the
-# staged epilogue without its copies to O (dx_nostore); the tiles in an order that runs
-# different heads at once (dx_hfast: what one head per SM would ask of L2 and DRAM); heads'
-# partial blocks after all full ones without a mask (plast: SA_HW_PARTIAL_LAST=1).
+# Round 52 (h200-6aa62f9-round52.md): what a block's end and start cost, by diagnostics: no
+# epilogue (dx_noepi), Q not read (dx_noq), the staged epilogue without its copies to O
+# (dx_nostore); the tiles in an order that runs different heads at once (dx_hfast: what one head
+# per SM would ask of L2 and DRAM). Its three candidates were measured and removed from the
+# source (their code is in git at 1b1e282): the Q rows of the block one wave later asked into L2
+# (qpf, SA_HW_QPREFETCH), V's epilogue constants into L1 (epf, SA_HW_EPI_PREFETCH), the heads'
+# partial blocks after all full ones (plast, SA_HW_PARTIAL_LAST).
 all_variants=(
     "landed|"
-    "qpf|-DSA_HW_QPREFETCH=1"
     "dx_noepi|-DSA_TEST_HOPPER_DIAG=3"
     "dx_noq|-DSA_TEST_HOPPER_DIAG=4"
-    "epf|-DSA_HW_EPI_PREFETCH=1"
     "dx_nostore|-DSA_TEST_HOPPER_DIAG=5"
     "dx_hfast|-DSA_TEST_HOPPER_HEAD_FASTEST=1"
-    "plast|-DSA_HW_PARTIAL_LAST=1"
     "causal4k|-DSA_H_RANK_MIN_KV_CAUSAL=4096"
     "causal2k|-DSA_H_RANK_MIN_KV_CAUSAL=2048"
     "c2d64|-DSA_HW_CTAS64=2"

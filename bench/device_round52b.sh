@@ -1,7 +1,8 @@
 #!/bin/bash
 # Round 52's second device call (issue 13): what a block's start and end cost, and Q asked into
 # L2 one wave ahead. From the repository root, carrying a bench/build_hopper_variants.sh folder
-# with landed, qpf, dx_noepi and dx_noq:
+# with landed, qpf, dx_noepi and dx_noq (qpf and call 3's epf were removed from the source after
+# this round: build them from git at 1b1e282):
 #   bash bench/device_round52b.sh VARIANTS
 # 1. bench/wave_probe.py on each library at D=128 and 64, L=1K, 4K and 16K (the attention
 #    kernel's own time from the profiler's trace, and the call), in the order landed qpf

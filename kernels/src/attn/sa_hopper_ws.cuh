@@ -234,24 +234,6 @@
 #ifndef SA_HW_CTAS64
 #define SA_HW_CTAS64 1
 #endif
-/* 1: one warp of the producer asks the copy engine to bring the caller's Q rows of the block
- * that starts about one wave later (its index %nsmid further on) into L2, so that those
- * consumers, which quantize Q themselves at their block's start (SA_HW_QFUSE), read it from L2
- * instead of DRAM. Not with SA_HW_PERSIST (its producer copies the next tile itself). Round 52
- * (bench/results/h200-6aa62f9-round52.md): the attention kernel's time within ±0.3 % at D=128
- * and 64, L=1K-16K: a block's Q does not wait on DRAM, so 0. */
-#ifndef SA_HW_QPREFETCH
-#define SA_HW_QPREFETCH 0
-#endif
-/* 1: one warp of the producer, once the pre-pass has finished, asks V's scales and means of
- * the block's kv head (what every consumer's epilogue loads) into the SM's L1, so that the
- * epilogue's loads at the block's end find them there instead of waiting on L2 (the diagnostic
- * without an epilogue, SA_TEST_HOPPER_DIAG 3, put the epilogue at ~2.5 us of a block's ~7 us
- * outside its key loop at L=4K). Not with SA_HW_PERSIST. Round 52: within ±0.6 % at D=128 and
- * 64, L=1K-16K (as round 21's copy of them into shared memory): 0. */
-#ifndef SA_HW_EPI_PREFETCH
-#define SA_HW_EPI_PREFETCH 0
-#endif
 /* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
@@ -483,16 +465,6 @@ __device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bia
 #ifndef SA_TEST_HOPPER_HEAD_FASTEST
 #define SA_TEST_HOPPER_HEAD_FASTEST 0
 #endif
-/* 1: without a causal mask, where lq leaves each head a partial block (SA_HW_Q_ALIGN_END: its
- * first rows, one or two live consumers of three), the heads' full blocks first and all partial
- * blocks after them, so that the partial ones (~0.77 of a full block's time with one live
- * consumer, round 52) fill the last wave's idle SMs instead of standing one per head among the
- * full ones. A model of one block per SM put D=128 L=4096 B=4 H=32 at 21.54 instead of 22 block
- * times (-2 %). The order of each head's full blocks is unchanged; every row's keys are the
- * same, so O and the LSE are the same bits. */
-#ifndef SA_HW_PARTIAL_LAST
-#define SA_HW_PARTIAL_LAST 0
-#endif
 /* Work tile t of the flattened grid: (q tile, head, batch), heavy causal q tiles first. */
 struct sa_hw_tile {
     int q0, h, b, n_kt;
@@ -502,12 +474,6 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
 {
     sa_hw_tile w;
     int x = t % nq, rest = t / nq;
-    if (SA_HW_PARTIAL_LAST && !SA_HW_PERSIST && !a.causal && nq > 1 &&
-        (a.lq + 63) / 64 % (ROWS / 64) != 0) { /* one tile per block: gridDim.x = the tiles */
-        const int full = (int)gridDim.x / nq * (nq - 1);
-        x = t < full ? t % (nq - 1) : nq - 1;
-        rest = t < full ? t / (nq - 1) : t - full;
-    }
     if (SA_TEST_HOPPER_HEAD_FASTEST && gridDim.y == 1) { /* diagnostic order, see the switch */
         const int heads = (int)gridDim.x / nq;           /* a tile a block: a permutation */
         x = t / heads;
@@ -523,36 +489,6 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
     if (a.causal)
         w.n_kt = sa_h_causal_tiles<KG>(min(w.q0 + ROWS, a.lq) - 1 + (a.lkv - a.lq), w.n_kt);
     return w;
-}
-
-/* SA_HW_QPREFETCH: the caller's Q rows of the block whose index is %nsmid above this one's
- * (blocks start in index order, one per SM: it starts about one wave later), asked into L2, a
- * row per lane at a time. The grid is n_tiles blocks (tile = block index) or
- * SA_HW_CAUSAL_GROUP_BYTES's (x: the head in its group, y: the q tile, z: the group). Rows that
- * are not all 16-byte aligned, as the copy engine needs, are left to the consumers' loads. */
-template <int ROWS, bool KG>
-__device__ __forceinline__ void sa_hw_prefetch_next_q(const sa_attn_args &a, int nq, int n_tiles,
-                                                      int lane)
-{
-    const uint32_t gx = gridDim.x, gy = gridDim.y;
-    const uint32_t next = blockIdx.x + gx * (blockIdx.y + gy * blockIdx.z) + sa_nsmid();
-    int t = (int)next;
-    if (gy > 1) {
-        const int head = (int)(next / (gx * gy) * gx + next % gx);
-        if (head >= n_tiles / nq)
-            return;
-        t = (int)(next / gx % gy) + nq * head;
-    }
-    const int64_t row_bytes = a.d * 2 / 16 * 16;
-    if (t >= n_tiles || row_bytes == 0 ||
-        (((uintptr_t)a.q_src | (uint64_t)a.qsrc_b | (uint64_t)a.qsrc_h | (uint64_t)a.qsrc_t) &
-         15) != 0)
-        return;
-    const sa_hw_tile w = sa_hw_decode<ROWS, KG>(t, a, nq);
-    const char *base = (const char *)a.q_src + w.b * a.qsrc_b + w.h * a.qsrc_h;
-    const int r1 = min(w.q0 + ROWS, a.lq);
-    for (int r = max(w.q0, 0) + lane; r < r1; r += 32)
-        sa_bulk_prefetch_l2(base + r * a.qsrc_t, (uint32_t)row_bytes);
 }
 
 /* One block runs work tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the n_tiles of the call
@@ -622,23 +558,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
     if (wg == 0) {
         /* ---- producer ---- */
         sa_wg_regs_dec<C::PRODUCER_REGS>();
-#if SA_HW_QPREFETCH && !SA_HW_PERSIST
-        if (tid / 32 == 1 && C::QFUSE && a.q_src)
-            sa_hw_prefetch_next_q<C::ROWS, KG>(a, nq, n_tiles, tid % 32);
-#endif
-#if SA_HW_EPI_PREFETCH && !SA_HW_PERSIST
-        if (tid / 32 == 1) { /* written by the pre-pass: read after it (SA_PDL) */
-            const sa_hw_tile w = sa_hw_decode<C::ROWS, KG>(SA_HW_FIRST_TILE, a, nq);
-            const size_t bhk = (size_t)w.b * a.hkv + w.h / a.group;
-            constexpr int LINES = D * 4 / 128; /* of each array */
-            const int lane = tid % 32;
-            sa_pdl_wait();
-            if (lane < LINES)
-                sa_prefetch_l1(a.vscale + bhk * D + lane * 32);
-            else if (lane < 2 * LINES && a.vmean)
-                sa_prefetch_l1(a.vmean + bhk * D + (lane - LINES) * 32);
-        }
-#endif
         if (tid == 0) {
             sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */
             int it = 0, nt = 0;

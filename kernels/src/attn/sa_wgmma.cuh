@@ -239,24 +239,6 @@ SA_WG_DEVICE void sa_bulk_s2g_wait_read()
 {
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
-/* `bytes` (a multiple of 16, the address 16-byte aligned) of global memory asked into L2 by the
- * copy engine: a hint, nothing waits for it. */
-SA_WG_DEVICE void sa_bulk_prefetch_l2(const void *src, uint32_t bytes)
-{
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-}
-/* The 128-byte line at p asked into this SM's L1 (a hint, nothing waits for it). */
-SA_WG_DEVICE void sa_prefetch_l1(const void *p)
-{
-    asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
-}
-/* The number of SM identifiers (%nsmid; at least the SM count, possibly more). */
-SA_WG_DEVICE uint32_t sa_nsmid()
-{
-    uint32_t n;
-    asm("mov.u32 %0, %%nsmid;\n" : "=r"(n));
-    return n;
-}
 /* One arrival (no transaction bytes) on a shared-memory mbarrier: a consumer releasing a stage. */
 SA_WG_DEVICE void sa_mbar_arrive(uint32_t bar)
 {
