@@ -22,16 +22,7 @@ T0=$SECONDS
 el() { echo "[$((SECONDS - T0))s] $*"; }
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-    VARS=${VARS:-landed qpf dx_noepi dx_noq}
-    pass=0
-    # shellcheck disable=SC2046 # the list and its reverse, as words
-    for v in $VARS $(echo "$VARS" | tr ' ' '\n' | tac); do
-        pass=$((pass + 1))
-        timeout 120 python3 bench/wave_probe.py --lib "$DIR/$v/libsageattn.so" --shapes "$SHAPES" \
-            --out "$OUT/w/probe-$v-$pass.json" >"$OUT/w/probe-$v-$pass.txt" 2>&1
-        el "$v (pass $pass) rc=$?"
-        grep -E "^D=[0-9]+ L=[0-9]+ B=|call .* in turn" "$OUT/w/probe-$v-$pass.txt"
-    done
+    bash bench/device_probe_ab.sh "$DIR" "${VARS:-landed qpf dx_noepi dx_noq}" "$SHAPES" "$OUT/w"
     mkdir -p /tmp/r52b-sweep
     : >/tmp/r52b-sweep/variants.txt
     for v in ${SWEEP:-landed qpf}; do

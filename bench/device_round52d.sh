@@ -17,14 +17,7 @@ T0=$SECONDS
 el() { echo "[$((SECONDS - T0))s] $*"; }
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-    pass=0
-    for v in landed dx_hfast dx_hfast landed; do
-        pass=$((pass + 1))
-        timeout 120 python3 bench/wave_probe.py --lib "$DIR/$v/libsageattn.so" --shapes "$SHAPES" \
-            --out "$OUT/w/probe-$v-$pass.json" >"$OUT/w/probe-$v-$pass.txt" 2>&1
-        el "$v (pass $pass) rc=$?"
-        grep -E "^D=[0-9]+ L=[0-9]+ B=" "$OUT/w/probe-$v-$pass.txt"
-    done
+    bash bench/device_probe_ab.sh "$DIR" "landed dx_hfast" "$SHAPES" "$OUT/w"
     for v in landed dx_hfast; do
         for shape in "--dim 128 --len 4096 --batch 4" "--dim 64 --len 16384 --batch 1"; do
             tag=$v-$(echo "$shape" | tr -d ' -')

@@ -27,14 +27,7 @@ el() { echo "[$((SECONDS - T0))s] $*"; }
         --lib-b "$DIR/plast/libsageattn.so" --modes int8-fp8-wgmma --compare-smoothed \
         --skip-timing --json "$OUT/w/prepass_same.json" >"$OUT/w/prepass_same.txt" 2>&1
     el "prepass_same rc=$? ($(tail -n 1 "$OUT/w/prepass_same.txt"))"
-    pass=0
-    for v in landed plast plast landed; do
-        pass=$((pass + 1))
-        timeout 120 python3 bench/wave_probe.py --lib "$DIR/$v/libsageattn.so" --shapes "$SHAPES" \
-            --out "$OUT/w/probe-$v-$pass.json" >"$OUT/w/probe-$v-$pass.txt" 2>&1
-        el "$v (pass $pass) rc=$?"
-        grep -E "^D=[0-9]+ L=[0-9]+ B=" "$OUT/w/probe-$v-$pass.txt"
-    done
+    bash bench/device_probe_ab.sh "$DIR" "landed plast" "$SHAPES" "$OUT/w"
     timeout 200 "$PRODUCT/bin/sageattn-selftest" --full >"$OUT/w/selftest-full.txt" 2>&1
     el "selftest --full rc=$?"
     grep -E "int8-fp8-wgmma|verdict|recommended" "$OUT/w/selftest-full.txt" | head -8
