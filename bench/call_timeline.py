@@ -66,23 +66,33 @@ def short_name(name):
     return name.split("<")[0].split("(")[0].replace("void ", "")[:40]
 
 
-def one_shape(sa, mode, d, L, b, causal, calls):
+def profiled_calls(fn, calls, idle_between):
+    """fn() called `calls` times under torch.profiler: the kernels of each call from the trace,
+    a list per call. idle_between: synchronize after each call (each after an idle GPU, as
+    bench.py times it), else once after all."""
     import torch
     from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+            if idle_between:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        return split_calls(kernel_events(path), calls)
+
+
+def one_shape(sa, mode, d, L, b, causal, calls):
+    import torch
 
     from bench import make_inputs, time_fn
     q, k, v = make_inputs((b, 32, 32, L, L, d), "HND", torch.float16, "random", seed=7)
     o = torch.empty_like(q)
     p = sa.params(q, k, v, o, "HND", causal, mode)
     event_ms = time_fn(lambda: sa.run(p))
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            sa.run(p)
-            torch.cuda.synchronize()  # each call after an idle GPU, as bench.py times it
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        groups = split_calls(kernel_events(path), calls)
+    groups = profiled_calls(lambda: sa.run(p), calls, idle_between=True)
     names = [short_name(n) for _, _, n in groups[0]]
     rows = []
     for i, name in enumerate(names):

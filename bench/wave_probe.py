@@ -18,7 +18,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 
 # torch and the library binding are imported where a GPU run needs them, so that the arithmetic
 # below loads (and is tested: tests/python/test_wave_probe.py) without torch.
@@ -87,12 +86,12 @@ def attn_span(group):
 
 def measure(sa, mode, shapes, calls, reps, rows_of, log):
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     from bench import make_inputs, time_interleaved
-    from call_timeline import kernel_events, median, split_calls
+    from call_timeline import median, profiled_calls
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     results, fns = [], []
+    alive = []  # each shape's tensors and parameters, until the calls in turn have run
     for d, L, b, h in shapes:
         q, k, v = make_inputs((b, h, h, L, L, d), "HND", torch.float16, "random", seed=L + d)
         o = torch.empty_like(q)
@@ -101,21 +100,15 @@ def measure(sa, mode, shapes, calls, reps, rows_of, log):
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(calls):
-                fn()
-            torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof.export_chrome_trace(path)
-            groups = split_calls(kernel_events(path), calls)
+        groups = profiled_calls(fn, calls, idle_between=False)
+        alive.append((q, k, v, o, p))
         blocks = row_blocks(L, b, h, rows_of[d])
         w, whole = waves(blocks, sms)
         attn = median([attn_span(g) for g in groups])
         results.append({"d": d, "l": L, "b": b, "h": h, "blocks": blocks, "sms": sms,
                         "waves": w, "whole_waves": whole, "attn_us": attn,
                         "us_per_whole_wave": attn / whole, "us_per_wave": attn / w,
-                        "ops": 4.0 * b * h * L * L * d, "keep": (q, k, v, o, p)})
+                        "ops": 4.0 * b * h * L * L * d})
         fns.append(("%d:%d:%d:%d" % (d, L, b, h), fn))
         log("D=%d L=%d B=%d H=%d: %d blocks, %.2f waves (%d whole), attention %.1f us: %.2f us "
             "per whole wave, %.2f per wave" % (d, L, b, h, blocks, w, whole, attn, attn / whole,
@@ -125,7 +118,6 @@ def measure(sa, mode, shapes, calls, reps, rows_of, log):
         r["call_ms"] = ms[name]
         r["tops_call"] = r["ops"] / (ms[name] * 1e-3) / 1e12
         r["tops_attn"] = r["ops"] / (r["attn_us"] * 1e-6) / 1e12
-        del r["keep"]
         log("  %s: call %.3f ms in turn (%.1f TOPS), attention kernel %.1f TOPS"
             % (name, ms[name], r["tops_call"], r["tops_attn"]))
     return results

@@ -460,8 +460,9 @@ __device__ __forceinline__ void sa_hw_bias_load(int32_t (&acc)[32], uint32_t bia
  * fastest, so that the blocks running at once belong to different heads and each head's K and V
  * are read by about one block at a time (what a persistent kernel streaming one head per SM
  * would ask of L2 and DRAM); the product runs a head's q tiles together (one read of its K and
- * V from DRAM, the rest from L2). Calls without a causal mask only (the causal grid orders
- * itself: a grid of one row, one tile per block, gridDim.x = the tiles). */
+ * V from DRAM, the rest from L2). It reorders only a grid of one row with a tile per block
+ * (gridDim.x = the tiles: every call but a causal one grouped by SA_HW_CAUSAL_GROUP_BYTES, whose
+ * 3-D grid keeps its own order); measured without a mask. */
 #ifndef SA_TEST_HOPPER_HEAD_FASTEST
 #define SA_TEST_HOPPER_HEAD_FASTEST 0
 #endif
