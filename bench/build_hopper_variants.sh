@@ -193,12 +193,15 @@ all_variants=(
     "fie64|-DSA_HW_FOLD_IN_EXP64=1"
     "fie128|-DSA_HW_FOLD_IN_EXP128=1"
     "pe64|-DSA_HW_PACK_IN_EXP64=1"
+    "cyc|-DSA_HW_CYC=1"
+    "cyc8|-DSA_HW_CYC=1 -DSA_HW_CYC_STAGGER=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
 # dx_nosoftmax (round 48): D=64's 64-key kernels spill there; its D=128 figures are the ones read.
 # c2d64 (round 51): D=64's consumers at 104 registers spill 176-216 bytes.
-spill_ok=" dx_nosoftmax c2d64 "
+# cyc, cyc8 (round 53): D=64's rank-group instance keeps 5 values of its key step in local memory.
+spill_ok=" dx_nosoftmax c2d64 cyc cyc8 "
 want=" ${*:-} "
 mkdir -p "$out"
 shared=$out/${all_variants[0]%%|*}
