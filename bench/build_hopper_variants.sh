@@ -179,6 +179,11 @@ shift
 # source (their code is in git at 1b1e282): the Q rows of the block one wave later asked into L2
 # (qpf, SA_HW_QPREFETCH), V's epilogue constants into L1 (epf, SA_HW_EPI_PREFETCH), the heads'
 # partial blocks after all full ones (plast, SA_HW_PARTIAL_LAST).
+# Round 53 (h200-783ee83-round53.md): the cyclic form (cyc: SA_HW_CYC=1, one block per unit of a
+# head, its key tiles streamed round and round, each consumer's 64-row chunks in windows started
+# a third of a window apart; cyc8: 8 stages apart): no faster at D=128 L=4K, slower elsewhere;
+# removed from the source (in git at 783ee83, with its refcheck and bench.py cases: build the
+# two variants there).
 all_variants=(
     "landed|"
     "dx_noepi|-DSA_TEST_HOPPER_DIAG=3"
@@ -193,14 +198,13 @@ all_variants=(
     "fie64|-DSA_HW_FOLD_IN_EXP64=1"
     "fie128|-DSA_HW_FOLD_IN_EXP128=1"
     "pe64|-DSA_HW_PACK_IN_EXP64=1"
-    "cyc|-DSA_HW_CYC=1"
-    "cyc8|-DSA_HW_CYC=1 -DSA_HW_CYC_STAGGER=8"
 )
 # Variants allowed to spill: where ptxas keeps a few values of the peeled first key step or of
 # the persistent tile loop in local memory (stored and loaded once per tile, not per key step).
 # dx_nosoftmax (round 48): D=64's 64-key kernels spill there; its D=128 figures are the ones read.
 # c2d64 (round 51): D=64's consumers at 104 registers spill 176-216 bytes.
-# cyc, cyc8 (round 53): D=64's rank-group instance keeps 5 values of its key step in local memory.
+# cyc, cyc8 (round 53, from git at 783ee83): D=64's rank-group instance keeps 5 values of its key
+# step in local memory.
 spill_ok=" dx_nosoftmax c2d64 cyc cyc8 "
 want=" ${*:-} "
 mkdir -p "$out"

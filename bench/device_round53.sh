@@ -3,9 +3,11 @@
 # its key tiles streamed round and round, each consumer's chunks in staggered windows) against
 # the landed kernel. From the repository root, carrying REFCHECK (sageattn-refcheck and its
 # library, CMake -DSAGEATTN_REFCHECK=ON) and VARIANTS (bench/build_hopper_variants.sh with
-# landed cyc cyc8):
+# landed cyc cyc8, at 783ee83: the form and its refcheck cases were removed from the source after
+# the round, bench/results/h200-783ee83-round53.md):
 #   bash bench/device_round53.sh REFCHECK VARIANTS
-# 1. sageattn-refcheck with each library first on the loader's path (landed, cyc, cyc8);
+# 1. sageattn-refcheck with each library first on the loader's path (landed, cyc, cyc8; at
+#    783ee83 with its two large cases each run took over 200 s: REFS= skips it);
 # 2. bench.py's accuracy matrix without the LSE (the calls the cyclic form runs) for landed and
 #    cyc, int8-fp8-wgmma;
 # 3. compute-sanitizer memcheck, racecheck and synccheck over bench.py's sanitizer-sized cases
@@ -13,7 +15,8 @@
 # 4. bench/wave_probe.py in the order landed cyc cyc8 and back (the attention kernel's own time
 #    and the call), D=128 and 64 at L=4K B=4 H=32 and L=16K B=1 H=32;
 # 5. landed and cyc in turn with SDPA at L=4K and 16K (bench/device_sweep.sh, two passes).
-# VARS (step 4's libraries) and SWEEP (step 5's) change the lists; SKIP="2 3 5" skips steps.
+# REFS (step 1's libraries), VARS (step 4's) and SWEEP (step 5's) change the lists; SKIP="2 3 5"
+# skips steps.
 # Writes $OUT/summary.txt and $OUT/round53.tgz (every raw file).
 set -o pipefail
 export PYTHONUNBUFFERED=1
@@ -27,7 +30,7 @@ el() { echo "[$((SECONDS - T0))s] $*"; }
 skip() { case " ${SKIP:-} " in *" $1 "*) return 0 ;; esac; return 1; }
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-    for v in landed cyc cyc8; do
+    for v in ${REFS-landed cyc cyc8}; do
         # the variant's library under the name sageattn-refcheck asks the loader for
         mkdir -p "/tmp/r53-lib/$v"
         ln -sfn "$(cd "$DIR/$v" && pwd)/libsageattn.so" "/tmp/r53-lib/$v/libsageattn.so.1"

@@ -45,13 +45,6 @@ static const struct sa_case cases[] = {
      * storage, a 16-byte piece cut by d) */
     {"rank groups k-offset Lq64/Lkv2300 d72", 1, 2, 2, 64, 2300, 72, 0, 0, F16, SA_INPUT_K_OFFSET,
      12},
-    /* int8-fp8-wgmma's cyclic form (SA_HW_CYC, without a mask from SA_HW_CYC_MIN_KV keys): a
-     * head's chunks split over three units with one or two windows a consumer, a partial last
-     * chunk and key tile inside windows that wrap; at D=64 four consumers, one of them with two
-     * windows, GQA and NHD */
-    {"cyclic Lq1000/Lkv3000 d128", 1, 2, 2, 1000, 3000, 128, 0, 0, F16, SA_INPUT_RANDOM, 13},
-    {"cyclic gqa k-offset Lq700/Lkv2100 d64", 2, 4, 2, 700, 2100, 64, 0, 1, B16,
-     SA_INPUT_K_OFFSET, 14},
 };
 
 /* Every mode, issue 9's P·V variants included: the reference emulates their FP16 in-tile

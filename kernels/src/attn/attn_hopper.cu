@@ -954,66 +954,15 @@ static cudaError_t sa_hopper_prepare(K kernel, int smem, const sa_launch_cfg *l)
     return sa_set_smem_once(l->ctx, (const void *)kernel, smem);
 }
 
-/* The SMs of the call's device (the context's record, or the driver's answer). */
-static cudaError_t sa_hopper_sms(const sa_launch_cfg *l, int *sms)
-{
-    cudaError_t e;
-    int dev = 0;
-    *sms = l->ctx ? l->ctx->num_sms : 0;
-    if (!l->ctx && ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-                    (e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev)) !=
-                        cudaSuccess))
-        return e;
-    return cudaSuccess;
-}
-
-/* Whether a call runs SA_HW_CYC's form: without a causal mask, its Q quantized by the consumers,
- * from SA_HW_CYC_MIN_KV keys. */
-[[maybe_unused]] static bool sa_hopper_cyc(const sa_attn_args *a)
-{
-    return SA_HW_CYC && !a->causal && a->q_src && a->lkv >= SA_HW_CYC_MIN_KV;
-}
-
-/* SA_HW_CYC's units per head: the split of a head's 64-row chunks whose waves of units (one
- * block per SM) times a unit's stages (its consumers' windows of n_kt, plus the stagger) is the
- * least; the fewest splits among equals. */
-[[maybe_unused]] static int sa_hopper_cyc_splits(int heads, int n_chunks, int n_kt, int nc, int sms)
-{
-    const int stagger = SA_HW_CYC_STAGGER > 0 ? min(SA_HW_CYC_STAGGER, n_kt / nc) : n_kt / nc;
-    int best = 1;
-    long long best_cost = -1;
-    for (int s = 1; s <= n_chunks / nc || s == 1; ++s) {
-        const long long waves = ((long long)heads * s + sms - 1) / sms;
-        const int chunks = (n_chunks + s - 1) / s;
-        const long long cost = waves * ((long long)(chunks + nc - 1) / nc * n_kt + (nc - 1) * stagger);
-        if (best_cost < 0 || cost < best_cost) {
-            best = s;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
-template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false, bool KG = false,
-          bool CYC = false>
+template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false, bool KG = false>
 static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *l)
 {
     cudaError_t e;
     using C = sa_hw_cfg<D, PAIR_K>;
-    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K, SPEC_K, KG, CYC>;
+    const auto kernel = sa_hopper_ws_kernel<D, BF16, PAIR_K, SPEC_K, KG>;
     if ((e = sa_hopper_prepare(kernel, C::SMEM_BYTES, l)) != cudaSuccess || l->probe)
         return e;
     const int nq = (a->lq + C::ROWS - 1) / C::ROWS, heads = a->hq * l->batch;
-    if constexpr (CYC) { /* one block per unit; the kernel's n_tiles: units per head */
-        int sms;
-        if ((e = sa_hopper_sms(l, &sms)) != cudaSuccess)
-            return e;
-        const int splits = sa_hopper_cyc_splits(heads, (a->lq + 63) / 64,
-                                                (a->lkv + SA_CTA_K - 1) / SA_CTA_K, C::NC, sms);
-        sa_launch_k(l->pdl, kernel, dim3(heads * splits), C::THREADS, C::SMEM_BYTES, l->stream, *a,
-                    splits);
-        return cudaGetLastError();
-    }
     const int n_tiles = nq * heads;
     dim3 grid(n_tiles);
     if (!SA_HW_PERSIST && SA_HW_CAUSAL_GROUP_BYTES != 0 && a->causal &&
@@ -1026,8 +975,10 @@ static cudaError_t sa_hopper_run_ws(const sa_attn_args *a, const sa_launch_cfg *
             grid = dim3(group, nq, groups);
     }
     if (SA_HW_PERSIST) {
-        int sms;
-        if ((e = sa_hopper_sms(l, &sms)) != cudaSuccess)
+        int sms = l->ctx ? l->ctx->num_sms : 0, dev = 0;
+        if (!l->ctx && ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+                        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) !=
+                            cudaSuccess))
             return e;
         grid = dim3(min(n_tiles, sms * C::CTAS));
     }
@@ -1069,9 +1020,6 @@ static cudaError_t sa_hopper_run_scales(const sa_attn_args *a, const sa_launch_c
     else if constexpr (SA_H_WS == 0)
         return sa_hopper_run_base<D, BF16, KG>(a, l);
     else if (sa_hopper_uses_ws(D, a->lkv)) {
-        if constexpr (SA_HW_CYC)
-            if (sa_hopper_cyc(a))
-                return sa_hopper_run_ws<D, BF16, false, false, KG, true>(a, l);
         if constexpr (!KG) {
             /* SA_HW_PAIR's form from its threshold (calls without a causal mask: with rank
              * groups those all take KG) */

@@ -234,27 +234,7 @@
 #ifndef SA_HW_CTAS64
 #define SA_HW_CTAS64 1
 #endif
-/* 1: calls without a causal mask, from SA_HW_CYC_MIN_KV keys, run a cyclic form: one block per
- * unit (a head, or a contiguous part of its 64-row chunks when the heads are fewer than the SMs)
- * whose producer streams the head's key tiles round and round (stage i holds tile i mod n_kt)
- * while each consumer takes its chunks one window of n_kt consecutive stages at a time, its
- * windows starting SA_HW_CYC_STAGGER stages after the previous consumer's (0: a window over NC).
- * Every consumer still reads every stage, so the ring's protocol is the one-tile form's; what
- * changes is that one consumer's epilogue and its next chunk's Q fall while the others run
- * their key loops, and that no block starts or fills its ring per 64·NC rows. A consumer
- * releases unread the stages before its first window and after its last. Each row still sees
- * every key once, in a rotated order. Round 53 measures it (bench/NOTES.md). */
-#ifndef SA_HW_CYC
-#define SA_HW_CYC 0
-#endif
-#ifndef SA_HW_CYC_STAGGER
-#define SA_HW_CYC_STAGGER 0
-#endif
-#ifndef SA_HW_CYC_MIN_KV
-#define SA_HW_CYC_MIN_KV 2048
-#endif
-/* 1 (with SA_HW_PERSIST or SA_HW_CYC): the epilogue's column offsets computed per tile (see
- * there). */
+/* 1 (with SA_HW_PERSIST): the epilogue's column offsets computed per tile (see there). */
 #ifndef SA_HW_FRESH_EPI
 #define SA_HW_FRESH_EPI 1
 #endif
@@ -512,58 +492,17 @@ __device__ __forceinline__ sa_hw_tile sa_hw_decode(int t, const sa_attn_args &a,
     return w;
 }
 
-/* SA_HW_CYC's plan for this block (the producer and every consumer compute the same): the
- * unit's head, key tiles, first chunk and chunk count, the stagger and the ring's stage count.
- * splits: the units per head (the kernel's n_tiles argument in this form). */
-struct sa_hw_cyc {
-    int b, h, n_kt, chunk0, chunks, stagger, end;
-};
-/* Windows of consumer c: chunks chunk0 + c, chunk0 + c + NC, ... */
-__device__ __forceinline__ int sa_hw_cyc_windows(int chunks, int c, int nc)
-{
-    return chunks > c ? (chunks - c + nc - 1) / nc : 0;
-}
-template <int NC> __device__ __forceinline__ sa_hw_cyc sa_hw_cyc_plan(const sa_attn_args &a, int splits)
-{
-    sa_hw_cyc p;
-    /* the block index read afresh: each call computes the plan again, so that ptxas need not
-     * keep its values live through the key loop (the consumers call it per window) */
-    int unit;
-    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(unit));
-    const int head = unit / splits, part = unit % splits;
-    const int n_chunks = (a.lq + 63) / 64;
-    p.h = head % a.hq;
-    p.b = head / a.hq;
-    p.n_kt = (a.lkv + SA_CTA_K - 1) / SA_CTA_K;
-    p.chunk0 = (int)((long long)n_chunks * part / splits);
-    p.chunks = (int)((long long)n_chunks * (part + 1) / splits) - p.chunk0;
-    p.stagger = SA_HW_CYC_STAGGER > 0 ? min(SA_HW_CYC_STAGGER, p.n_kt / NC) : p.n_kt / NC;
-    p.end = 0;
-#pragma unroll
-    for (int c = 0; c < NC; ++c) {
-        const int nw = sa_hw_cyc_windows(p.chunks, c, NC);
-        if (nw > 0)
-            p.end = max(p.end, c * p.stagger + nw * p.n_kt);
-    }
-    return p;
-}
-
 /* One block runs work tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the n_tiles of the call
  * (gridDim.x = n_tiles: one each; SA_HW_PERSIST: one block per SM, the producer loading the next
  * tile's Q and K/V stages while the consumers finish the previous tile). The ring's stage counter
- * runs on across tiles. CYC: SA_HW_CYC's form (one unit of a head per block, n_tiles = units
- * per head). */
-template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false, bool KG = false,
-          bool CYC = false>
+ * runs on across tiles. */
+template <int D, bool BF16, bool PAIR_K = false, bool SPEC_K = false, bool KG = false>
 __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PAIR_K>::CTAS)
     sa_hopper_ws_kernel(const sa_attn_args a, int n_tiles)
 {
 #if SA_HOPPER_CODE
     using C = sa_hw_cfg<D, PAIR_K>;
     static_assert(!KG || (!PAIR_K && !SPEC_K), "rank groups: one-tile steps, no SA_H_SPEC form");
-    static_assert(!CYC || (!PAIR_K && !SPEC_K && !C::PAIR && C::FOLDN == 0 && SA_HW_OVERLAP &&
-                           SA_HW_QREG && C::QFUSE && !SA_HW_PERSIST && !C::PINGPONG),
-                  "SA_HW_CYC: a form of the default one-tile loop, Q quantized by the consumers");
     constexpr int KS_BYTES = sa_h_ks_bytes<KG>(); /* copied into the stage's slot (KS_SLOT) */
     constexpr int NC = C::NC, S = C::STAGES;
     constexpr int NO = D / 8; /* n8 chunks of O */
@@ -622,31 +561,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         sa_wg_regs_dec<C::PRODUCER_REGS>();
         if (tid == 0) {
             sa_pdl_wait(); /* the pre-pass's Q, K, V and scales (SA_PDL) */
-            /* Stage it: key tile j of the head at kg/vg/ksg, once the consumers released its
-             * slot's previous use. */
-            auto copy_stage = [&](int it, unsigned j, const char *kg, const char *vg, const float *ksg) {
-                if (it >= S)
-                    sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
-                const uint32_t st = stage(it), bar = full0 + 8 * ((uint32_t)it % S);
-                const size_t k0 = (size_t)j * SA_CTA_K;
-                sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + KS_BYTES);
-                sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
-                sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
-                sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES,
-                            ksg + sa_h_ks_index<KG>(k0), KS_BYTES, bar);
-            };
-            if constexpr (CYC) { /* the unit's head, its key tiles round and round */
-                const sa_hw_cyc p = sa_hw_cyc_plan<NC>(a, n_tiles);
-                const size_t bhk = (size_t)p.b * a.hkv + p.h / a.group;
-                const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
-                const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
-                const float *ksg = a.kscale + sa_h_ks_index<KG>(bhk * a.lk_pad);
-                for (int it = 0, j = 0; it < p.end; ++it) {
-                    copy_stage(it, j, kg, vg, ksg);
-                    j = j + 1 == p.n_kt ? 0 : j + 1;
-                }
-                return;
-            }
             int it = 0, nt = 0;
 #if SA_HW_CAUSAL_GROUP_BYTES /* one tile per block; its grid is not n_tiles long */
             for (int t = SA_HW_FIRST_TILE; t < n_tiles; t += n_tiles, ++nt) {
@@ -674,8 +588,17 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 const char *kg = (const char *)a.k + bhk * a.lk_pad * D;
                 const char *vg = (const char *)a.v + bhk * a.lk_pad * D;
                 const float *ksg = a.kscale + sa_h_ks_index<KG>(bhk * a.lk_pad);
-                for (int j = 0; j < w.n_kt; ++j, ++it)
-                    copy_stage(it, j, kg, vg, ksg);
+                for (int j = 0; j < w.n_kt; ++j, ++it) {
+                    if (it >= S)
+                        sa_mbar_wait(empty0 + 8 * (it % S), ((it / S) - 1) & 1);
+                    const uint32_t st = stage(it), bar = full0 + 8 * ((uint32_t)it % S);
+                    const size_t k0 = (size_t)j * SA_CTA_K;
+                    sa_mbar_expect_tx(bar, C::K_BYTES + C::V_BYTES + KS_BYTES);
+                    sa_bulk_g2s(st, kg + k0 * D, C::K_BYTES, bar);
+                    sa_bulk_g2s(st + C::K_BYTES, vg + k0 * D, C::V_BYTES, bar);
+                    sa_bulk_g2s(st + C::K_BYTES + C::V_BYTES + C::ONES_BYTES,
+                                ksg + sa_h_ks_index<KG>(k0), KS_BYTES, bar);
+                }
             }
         }
         return;
@@ -715,41 +638,16 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
      * the wgmma wait, so the load's latency hides under the Q·Kᵀ. */
     auto kg_of = [&](int it) { return KG ? ks_of(it)[tq] : 0.0f; };
 
-    /* CYC: this consumer's windows (one chunk each) and the stage its first starts at; the
-     * stages before it released unread. One value per warp, as the compiler can see (see n_c). */
-    [[maybe_unused]] sa_hw_cyc cyc{};
-    int n_win = 1, cyc_off = 0;
-    if constexpr (CYC) {
-        cyc = sa_hw_cyc_plan<NC>(a, n_tiles);
-        n_win = __shfl_sync(0xffffffffu, sa_hw_cyc_windows(cyc.chunks, c, NC), 0);
-        cyc_off = n_win > 0 ? __shfl_sync(0xffffffffu, c * cyc.stagger, 0) : 0;
-        for (int i = 0; i < cyc_off; ++i) {
-            wait_full(i);
-            release(i);
-        }
-    }
 #if SA_HW_PERSIST
     int it0 = 0, nt = 0; /* the ring's counter at this tile's first stage; tiles done */
 #pragma unroll 1
     for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++nt) {
-        constexpr int win = 0;
 #else
-#pragma unroll 1
-    for (int win = 0; win < (CYC ? n_win : 1); ++win) { /* one tile per block, or CYC's windows */
-        const int it0 = CYC ? cyc_off + win * cyc.n_kt : 0;
-        constexpr int nt = 0;
+    {
+        constexpr int it0 = 0, nt = 0; /* one tile per block */
         const int t = SA_HW_FIRST_TILE;
 #endif
-        sa_hw_tile w;
-        if constexpr (CYC) { /* q0: where the block's chunk 0 would be (q0c below: the chunk's) */
-            cyc = sa_hw_cyc_plan<NC>(a, n_tiles);
-            w.h = cyc.h;
-            w.b = cyc.b;
-            w.n_kt = cyc.n_kt;
-            w.q0 = 64 * (cyc.chunk0 + NC * win);
-        } else {
-            w = sa_hw_decode<C::ROWS, KG>(t, a, nq);
-        }
+        const sa_hw_tile w = sa_hw_decode<C::ROWS, KG>(t, a, nq);
         const int h = w.h, b = w.b, n_kt = w.n_kt;
         const size_t bh = (size_t)b * a.hq + h, bhk = (size_t)b * a.hkv + h / a.group;
         /* SA_HW_Q_ALIGN_END: rows before row 0 are treated as rows past lq (read as zeros, never
@@ -793,16 +691,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
         float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* SA_HW_ROWSUM_SEP: a tile's row sums */
         auto need_mask = [&](int k0) {
             return k0 + SA_CTA_K > a.lkv || (a.causal && sa_h_tile_last_key<KG>(k0) > q0c + diag);
-        };
-        /* The first key of the tile in step j of this tile's (CYC: window's) loop: tile j, or
-         * with CYC the stage's tile (the window starts at tile cyc_off < n_kt, and wraps). */
-        auto key0 = [&](int j) {
-            if constexpr (CYC) {
-                const int kt = j + cyc_off;
-                return (kt >= n_kt ? kt - n_kt : kt) * SA_CTA_K;
-            } else {
-                return j * SA_CTA_K;
-            }
         };
         /* O (and, with the ones columns, the row sums) = O·alpha + the tile's P·V. */
         auto fold = [&](const float(&al)[2]) {
@@ -1040,8 +928,7 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
             for (int i = 0; i < 32; ++i)
                 sa_wg_touch(acc[i]);
             sa_h_softmax<!SA_HW_ROWSUM_MMA, false, false, KG>(acc, pa, alpha_prev, r, ks_of(it0),
-                                                              kg0, key0(0), a, diag,
-                                                              need_mask(key0(0)), tq);
+                                                              kg0, 0, a, diag, need_mask(0), tq);
             /* One key step: Q·Kᵀ(j) and P·V(j-1) issued, softmax(j) under them, then P·V(j-1)
              * folded into O, or (HOLD, SA_HW_FOLDN) held in ot, brought to tile j's max, for
              * P·V(j) to accumulate onto (CARRY). Both compile-time: a run-time choice between
@@ -1078,15 +965,15 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                         fold(alpha_prev);
                     };
                     sa_h_softmax<!SA_HW_ROWSUM_MMA, false, false, KG>(
-                        acc, pn, alpha, r, ks_of(it), kg, key0(j), a, diag, need_mask(key0(j)), tq,
-                        wait_and_fold);
+                        acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                        need_mask(j * SA_CTA_K), tq, wait_and_fold);
                     alpha_prev[0] = alpha[0];
                     alpha_prev[1] = alpha[1];
                 } else {
                     /* (D=64's SA_H_SPEC instance spills with the three copies) */
                     sa_h_softmax<!SA_HW_ROWSUM_MMA, SPEC_K, C::PACK_IN_EXP && (D == 128 || !SPEC_K),
-                                 KG>(acc, pn, alpha, r, ks_of(it), kg, key0(j), a, diag,
-                                     need_mask(key0(j)), tq);
+                                 KG>(acc, pn, alpha, r, ks_of(it), kg, j * SA_CTA_K, a, diag,
+                                     need_mask(j * SA_CTA_K), tq);
                     pv_done();
                     if constexpr (HOLD) {
                         rescale_held(alpha, alpha_prev, carry_c);
@@ -1195,11 +1082,11 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
 #endif
 
         /* ---- epilogue: normalise, undo V's scale, store with bounds, LSE, non-finite ---- */
-        /* SA_HW_PERSIST, CYC: the lane's quad index read afresh, so that ptxas cannot hoist the
+        /* SA_HW_PERSIST: the lane's quad index read afresh, so that ptxas cannot hoist the
          * epilogue's 16 column offsets (and their 64-bit forms) out of the tile loop, where they
          * would hold ~20 registers through every key tile of the main loop. */
         int tq_e = tq;
-        if ((SA_HW_PERSIST || CYC) && SA_HW_FRESH_EPI)
+        if (SA_HW_PERSIST && SA_HW_FRESH_EPI)
             asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%tid.x;\nand.b32 %0, t, 3;\n}\n"
                          : "=r"(tq_e));
         if (SA_TEST_HOPPER_DIAG == 3 && a.lq > 0) {
@@ -1210,13 +1097,6 @@ __global__ void __launch_bounds__(sa_hw_cfg<D, PAIR_K>::THREADS, sa_hw_cfg<D, PA
                 sQ + C::EPI_OFF + (c * 4 + warp) * C::EPI_WARP_BYTES);
         } else {
             sa_h_epilogue<D, BF16, !SA_HW_ROWSUM_MMA>(a, o, r, b, h, bh, bhk, tq_e, tq, lane);
-        }
-    }
-    if constexpr (CYC) { /* the stages after this consumer's last window, released unread */
-        cyc = sa_hw_cyc_plan<NC>(a, n_tiles);
-        for (int i = n_win > 0 ? cyc_off + n_win * cyc.n_kt : 0; i < cyc.end; ++i) {
-            wait_full(i);
-            release(i);
         }
     }
     if (C::PINGPONG && c == 0)
