@@ -23,14 +23,8 @@ el() { echo "[$((SECONDS - T0))s] $*"; }
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
     bash bench/device_probe_ab.sh "$DIR" "${VARS:-landed qpf dx_noepi dx_noq}" "$SHAPES" "$OUT/w"
-    mkdir -p /tmp/r52b-sweep
-    : >/tmp/r52b-sweep/variants.txt
-    for v in ${SWEEP:-landed qpf}; do
-        grep "^$v|" "$DIR/variants.txt" >>/tmp/r52b-sweep/variants.txt
-        ln -sfn "$(cd "$DIR" && pwd)/$v" "/tmp/r52b-sweep/$v"
-    done
-    OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh /tmp/r52b-sweep 2 \
-        "${LENS:-4096}" 128,64
+    NAMES="${SWEEP:-landed qpf}" OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh \
+        "$DIR" 2 "${LENS:-4096}" 128,64
     el "sweep done"
 } 2>&1 | tee "$OUT/summary.txt"
 tar -czf "$OUT/round52b.tgz" -C "$OUT" w && rm -rf "$OUT/w"

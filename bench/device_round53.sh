@@ -66,14 +66,8 @@ EOF
     bash bench/device_probe_ab.sh "$DIR" "${VARS:-landed cyc cyc8}" "$SHAPES" "$OUT/w"
     el "probe done"
     if ! skip 5; then
-        mkdir -p /tmp/r53-sweep
-        : >/tmp/r53-sweep/variants.txt
-        for v in ${SWEEP:-landed cyc}; do
-            grep "^$v|" "$DIR/variants.txt" >>/tmp/r53-sweep/variants.txt
-            ln -sfn "$(cd "$DIR" && pwd)/$v" "/tmp/r53-sweep/$v"
-        done
-        OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh /tmp/r53-sweep 2 \
-            4096,16384 128,64
+        NAMES="${SWEEP:-landed cyc}" OUT=$OUT/w/sweep BENCH_ARGS=--interleave bash bench/device_sweep.sh \
+            "$DIR" 2 4096,16384 128,64
         el "sweep done"
     fi
 } 2>&1 | tee "$OUT/summary.txt"

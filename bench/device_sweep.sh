@@ -5,14 +5,16 @@
 #       .gpu/hopper27 2 4096,8192,16384 64
 # Runs bench/device_repeat.sh per variant into $OUT/<name>-<run>/ (variants in variants.txt
 # order, then again in reverse when N > 1, so that order does not pick), then packs $OUT into
-# $OUT.tgz (a device call returns a limited number of files).
+# $OUT.tgz (a device call returns a limited number of files). NAMES="a b" runs only those
+# variants of the folder, in that order.
 set -o pipefail
 DIR=${1:?usage: bash bench/device_sweep.sh DIR [N] [LENS] [DIMS]}
 N=${2:-1}
 LENS=${3:-4096,8192,16384}
 DIMS=${4:-64}
 OUT=${OUT:-/tmp/sweep-out}
-names=$(cut -d'|' -f1 "$DIR/variants.txt")
+names=${NAMES:-$(cut -d'|' -f1 "$DIR/variants.txt")}
+names=$(echo "$names" | tr ' ' '\n')
 order=$names
 [ "$N" -gt 1 ] && order="$names $(echo "$names" | tac)"
 pass=0
