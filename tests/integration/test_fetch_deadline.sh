@@ -73,7 +73,7 @@ seed_cache
 export SAGEBUILD_RETRIES=4
 fetch resume --mirror "$M/slow/" --deadline 2 --json
 [ $rc = 0 ] || fail "resuming after the deadline: $(cat "$T/resume.out")"
-grep -q "^/slow/$CCCL bytes=[0-9]*- 206" "$T/server.log" || fail "no Range request after the deadline"
+server_log_wait "^/slow/$CCCL bytes=[0-9]*- 206" || fail "no Range request after the deadline"
 
 # The options are checked, and documented.
 $SB fetch-cuda --min-rate fast >/dev/null 2>&1

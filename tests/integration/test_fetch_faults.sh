@@ -53,7 +53,7 @@ no_debris "$T/p"
 run drop --mirror "$M/drop/" || fail "dropped connection: $(cat "$T/drop.err")"
 [ "$(json_get "$T/drop.json" 'd["bytes_downloaded"]')" = "$TOTAL" ] ||
     fail "resume fetched $(json_get "$T/drop.json" 'd["bytes_downloaded"]') bytes, archives are $TOTAL"
-grep -q "^/drop/libnvvm.* bytes=[0-9]*- 206" "$T/server.log" || fail "no Range request was made"
+server_log_wait "^/drop/libnvvm.* bytes=[0-9]*- 206" || fail "no Range request was made"
 
 # A server that ignores Range: the download restarts cleanly from byte 0.
 mkdir -p "$T/cache/cuda/libnvvm/linux-x86_64"

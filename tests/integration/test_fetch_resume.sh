@@ -23,8 +23,8 @@ $SB fetch-cuda --manifest "$MANIFEST" --mirror "$M/ok/" --no-default-mirror \
     --prefix "$T/p/cuda" --no-check >"$T/ok.out" 2>&1 ||
     fail "a foreign .part made the only (good) mirror fail: $(cat "$T/ok.out")"
 cmp -s "$T/cache/cuda/$NVCC" "$MIRROR_DIR/$NVCC" || fail "the cached archive differs"
-grep -q "^/ok/$NVCC bytes=1048576- 206 " "$T/server.log" || fail "no resume was tried"
-grep -q "^/ok/$NVCC - 200 " "$T/server.log" || fail "no fresh download from byte 0"
+server_log_wait "^/ok/$NVCC bytes=1048576- 206 " || fail "no resume was tried"
+server_log_wait "^/ok/$NVCC - 200 " || fail "no fresh download from byte 0"
 [ "$(grep -c "^/ok/$NVCC " "$T/server.log")" = 2 ] || fail "not exactly two requests for nvcc"
 
 # A corrupt mirror first: its resume and its fresh copy both fail; the good one delivers.
